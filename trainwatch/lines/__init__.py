@@ -1,0 +1,1 @@
+"""Bytes -> sanitized lines: the only place raw log bytes become text."""

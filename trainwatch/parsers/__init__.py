@@ -1,0 +1,1 @@
+"""Log-format parsers: one module per family under `formats/`, discovered automatically."""

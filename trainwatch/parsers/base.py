@@ -1,0 +1,95 @@
+"""What a parser is, and the Emitter it reports through.
+
+A parser is one small class per log family. The pipeline creates one instance per source,
+offers it each line whose text contains one of its `triggers`, and the parser calls the
+Emitter to produce contract records. The Emitter fills in source, line number, rank and
+timestamp, so a parser only says what the line means.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol
+
+from trainwatch.lines.assembler import Line
+from trainwatch.records import Severity
+
+
+class Emitter(Protocol):
+    """The pipeline side of a parser: everything a parser may report."""
+
+    def step(
+        self,
+        step: int | None,
+        metrics: Mapping[str, float],
+        *,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        """Metrics of one step. Several lines reporting the same step of the same rank
+        (DeepSpeed `step=N` + Megatron `iteration N`) are merged into one record."""
+
+    def phases(
+        self,
+        step: int | None,
+        phases_s: Mapping[str, float],
+        *,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None: ...
+
+    def event(
+        self,
+        kind: str,
+        severity: Severity,
+        message: str,
+        data: Mapping[str, Any] | None = None,
+        *,
+        step: int | None = None,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None: ...
+
+    def profile(
+        self,
+        title: str,
+        kind: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        rank: int | None = None,
+        step: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None: ...
+
+    def note_rank(self, rank: int) -> None:
+        """A rank the log mentions (world membership), even without metrics."""
+
+    def last_step(self, rank: int | None = None) -> int | None:
+        """The latest step number reported for this rank in this source, if any."""
+
+
+class Parser(ABC):
+    """One log family. Subclass, set the class attributes, implement `feed`."""
+
+    name: ClassVar[str]  # stable id shown in `formats` and summary: "deepspeed"
+    title: ClassVar[str]  # human name: "DeepSpeed"
+    # Substrings one of which must be in a line for it to be offered to this parser.
+    # Empty: every line is offered (keep such parsers cheap).
+    triggers: ClassVar[tuple[str, ...]] = ()
+    # Example of what the family prints, for `trainwatch formats`.
+    example: ClassVar[str] = ""
+    # Lines are offered to parsers in ascending priority; the first that understands a
+    # line wins. Specific formats ~100, cross-format events ~500, generic fallback ~900.
+    priority: ClassVar[int] = 100
+
+    @abstractmethod
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        """Parse one line (rank prefix already stripped, sanitized). True if understood."""
+
+    def finish(self, out: Emitter) -> None:  # noqa: B027 - optional hook
+        """End of input: release anything held for a multi-line block."""

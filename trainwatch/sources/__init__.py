@@ -1,0 +1,1 @@
+"""Where bytes come from: files (followed like tail -F), directories, globs, stdin."""

@@ -1,0 +1,127 @@
+"""Expand the user's PATH arguments into concrete sources.
+
+A PATH is a file, a directory (every log-like file under it, recursively), a glob, or `-`.
+Discovery never opens anything: FIFOs, sockets and devices are skipped by `stat`, symlink
+loops are cut by tracking real paths, and depth and count are bounded.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from dataclasses import dataclass
+
+LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".stdout", ".stderr")
+MAX_DEPTH = 12
+MAX_FILES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    """One thing to read. `name` is the path as the user gave it (or as found)."""
+
+    name: str
+    path: str | None  # None for stdin
+    pattern: str | None = None  # the glob/dir it came from, for picking up new files
+
+
+def is_log_like(name: str) -> bool:
+    base = os.path.basename(name).lower()
+    if base.startswith("."):
+        return False
+    if base.endswith(LOG_SUFFIXES) or base in {"nohup.out", "stdout", "stderr"}:
+        return True
+    # rotated logs: out.log.1
+    parts = base.split(".")
+    return len(parts) >= 3 and parts[-1].isdigit() and ("." + parts[-2]) in LOG_SUFFIXES
+
+
+def _regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def walk_logs(root: str, limit: int = MAX_FILES) -> list[str]:
+    """Log-like regular files under root, sorted, symlink loops and FIFOs skipped."""
+    found: list[str] = []
+    seen_dirs: set[str] = set()
+
+    def visit(directory: str, depth: int) -> None:
+        if depth > MAX_DEPTH or len(found) >= limit:
+            return
+        real = os.path.realpath(directory)
+        if real in seen_dirs:
+            return
+        seen_dirs.add(real)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            if len(found) >= limit:
+                return
+            try:
+                if entry.is_dir(follow_symlinks=True):
+                    if not entry.name.startswith("."):
+                        visit(entry.path, depth + 1)
+                elif is_log_like(entry.name) and _regular_file(entry.path):
+                    found.append(entry.path)
+            except OSError:
+                continue
+
+    visit(root, 0)
+    return found
+
+
+def has_magic(path: str) -> bool:
+    return glob.has_magic(path)
+
+
+def expand(paths: list[str]) -> tuple[list[SourceSpec], list[str]]:
+    """Sources for the given PATHs, and a message for each PATH that matched nothing now.
+
+    A missing plain file is still returned (followers wait for it to appear); callers that
+    read once report it as an error.
+    """
+    specs: list[SourceSpec] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+
+    def add(spec: SourceSpec) -> None:
+        if spec.name not in seen:
+            seen.add(spec.name)
+            specs.append(spec)
+
+    for raw in paths:
+        if raw == "-":
+            add(SourceSpec("-", None))
+        elif os.path.isdir(raw):
+            files = walk_logs(raw)
+            if not files:
+                problems.append(f"{raw}: no log files in this directory yet")
+            for f in files:
+                add(SourceSpec(f, f, pattern=raw))
+        elif has_magic(raw):
+            matches = sorted(m for m in glob.glob(raw, recursive=True) if _regular_file(m))
+            if not matches:
+                problems.append(f"{raw}: no file matches this pattern yet")
+            for m in matches:
+                add(SourceSpec(m, m, pattern=raw))
+        else:
+            if os.path.exists(raw) and not _regular_file(raw):
+                problems.append(f"{raw}: not a regular file (FIFOs and devices are not read)")
+                continue
+            if not os.path.exists(raw):
+                problems.append(f"{raw}: no such file")
+            add(SourceSpec(raw, raw))
+    return specs, problems
+
+
+def rediscover(pattern: str) -> list[str]:
+    """Files a directory or glob holds now (for picking up new ranks/attempts live)."""
+    if os.path.isdir(pattern):
+        return walk_logs(pattern)
+    return sorted(m for m in glob.glob(pattern, recursive=True) if _regular_file(m))

@@ -1,0 +1,75 @@
+"""A bounded numeric series: steps and values in flat arrays, no object per point.
+
+When a series outgrows its capacity, its older half is compacted by keeping the minimum
+and maximum of each group of four points: memory stays bounded while spikes (the thing
+a chart must still show) survive. The newest quarter of capacity is always exact.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+
+DEFAULT_CAPACITY = 65_536
+
+
+class Series:
+    __slots__ = ("steps", "values", "times", "capacity", "compactions", "count")
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self.steps = array("d")
+        self.values = array("d")
+        self.times = array("d")  # log wall time (epoch seconds) or nan
+        self.capacity = max(64, capacity)
+        self.compactions = 0
+        self.count = 0  # points ever appended
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def append(self, step: float, value: float, time: float = math.nan) -> None:
+        self.steps.append(step)
+        self.values.append(value)
+        self.times.append(time)
+        self.count += 1
+        if len(self.values) > self.capacity:
+            self._compact()
+
+    def _compact(self) -> None:
+        half = (len(self.values) // 2) // 4 * 4
+        new_steps, new_values, new_times = array("d"), array("d"), array("d")
+        for i in range(0, half, 4):
+            group = range(i, i + 4)
+            finite = [j for j in group if not math.isnan(self.values[j])]
+            if not finite:
+                keep = [i, i + 3]
+            else:
+                lo = min(finite, key=self.values.__getitem__)
+                hi = max(finite, key=self.values.__getitem__)
+                keep = sorted({lo, hi})
+            for j in keep:
+                new_steps.append(self.steps[j])
+                new_values.append(self.values[j])
+                new_times.append(self.times[j])
+        new_steps.extend(self.steps[half:])
+        new_values.extend(self.values[half:])
+        new_times.extend(self.times[half:])
+        self.steps, self.values, self.times = new_steps, new_values, new_times
+        self.compactions += 1
+
+    @property
+    def last(self) -> float | None:
+        return self.values[-1] if self.values else None
+
+    @property
+    def last_step(self) -> float | None:
+        return self.steps[-1] if self.steps else None
+
+    def tail(self, n: int) -> Sequence[float]:
+        return self.values[-n:]
+
+    def window(self, last_n: int | None = None) -> tuple[Sequence[float], Sequence[float]]:
+        if last_n is None:
+            return self.steps, self.values
+        return self.steps[-last_n:], self.values[-last_n:]

@@ -1,0 +1,195 @@
+"""The store: every record the parsers produced, organised for the views.
+
+Written by one ingest thread, read by the UI on a timer and by `summary`. Writers hold
+`lock` while adding a batch; readers hold it while copying what they need. `version`
+grows with every change so a view can skip work when nothing changed.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time as _time
+from collections import Counter, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+from trainwatch.records import Event, Phases, Profile, Record, Step
+from trainwatch.store.series import DEFAULT_CAPACITY, Series
+
+MAX_EVENTS = 20_000
+MAX_PROFILES = 200
+CADENCE_WINDOW = 256
+
+
+class SeriesKey(NamedTuple):
+    source: str
+    rank: int | None
+    kind: str  # "metric" | "phase"
+    name: str
+
+
+class RankKey(NamedTuple):
+    source: str
+    rank: int | None
+
+
+@dataclass
+class SourceState:
+    """What the views show about one source besides its records."""
+
+    source: str
+    path: str | None = None
+    follow_mode: str = ""  # "inotify", "polling (nfs)", "stdin", "" (read once)
+    size: int = 0
+    offset: int = 0
+    catching_up: bool = False
+    mtime: float | None = None
+    last_data_monotonic: float | None = None  # when bytes last arrived (live follow)
+    last_data_wall: float | None = None
+    formats: list[str] = field(default_factory=list)
+    lines: int = 0
+    not_understood: int = 0
+    duplicate_steps: int = 0
+    parser_errors: int = 0
+    note: str = ""  # a problem to show: unreadable, truncated, rotated...
+    ended: bool = False  # stdin closed / file read to the end without follow
+
+
+@dataclass
+class StepObservation:
+    step: int | None
+    log_time: float  # epoch seconds from the log line, nan if none
+    seen: float  # time.monotonic() when ingested
+
+
+def iso_to_epoch(iso: str | None) -> float:
+    if not iso:
+        return math.nan
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return math.nan
+
+
+class Store:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self.lock = threading.RLock()
+        self.version = 0
+        self.capacity = capacity
+        self.series: dict[SeriesKey, Series] = {}
+        self.latest: dict[RankKey, dict[str, float]] = {}
+        self.latest_step: dict[RankKey, int] = {}
+        self.latest_phases: dict[RankKey, dict[str, float]] = {}
+        self.step_records: Counter[RankKey] = Counter()
+        self.observations: dict[RankKey, deque[StepObservation]] = {}
+        self.last_log_time: dict[RankKey, float] = {}
+        self.first_log_time: float = math.nan
+        self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
+        self.event_counts: Counter[str] = Counter()
+        self.profiles: deque[Profile] = deque(maxlen=MAX_PROFILES)
+        self.sources: dict[str, SourceState] = {}
+        self.ranks: set[int] = set()
+        self.total_steps: int | None = None
+        self.records_added = 0
+
+    # ------------------------------------------------------------------ write
+    def source(self, name: str) -> SourceState:
+        state = self.sources.get(name)
+        if state is None:
+            state = self.sources[name] = SourceState(name)
+            self.version += 1
+        return state
+
+    def add_many(self, records: Iterable[Record]) -> None:
+        with self.lock:
+            for record in records:
+                self._add(record)
+            self.version += 1
+
+    def add(self, record: Record) -> None:
+        with self.lock:
+            self._add(record)
+            self.version += 1
+
+    def touch(self) -> None:
+        with self.lock:
+            self.version += 1
+
+    def _series(self, key: SeriesKey) -> Series:
+        s = self.series.get(key)
+        if s is None:
+            s = self.series[key] = Series(self.capacity)
+        return s
+
+    def _add(self, record: Record) -> None:
+        self.records_added += 1
+        key = RankKey(record.source, record.rank)
+        if record.rank is not None:
+            self.ranks.add(record.rank)
+        if record.source not in self.sources:
+            self.sources[record.source] = SourceState(record.source)
+        t = iso_to_epoch(record.time)
+        if not math.isnan(t):
+            prev = self.last_log_time.get(key)
+            if prev is None or t > prev:
+                self.last_log_time[key] = t
+            if math.isnan(self.first_log_time) or t < self.first_log_time:
+                self.first_log_time = t
+        if isinstance(record, Step):
+            self._add_step(record, key, t)
+        elif isinstance(record, Phases):
+            x = float(record.step) if record.step is not None else math.nan
+            for name, value in record.phases_s.items():
+                self._series(SeriesKey(record.source, record.rank, "phase", name)).append(x, value, t)
+            merged = self.latest_phases.setdefault(key, {})
+            merged.update(record.phases_s)
+        elif isinstance(record, Event):
+            self.events.append(record)
+            self.event_counts[record.kind] += 1
+        elif isinstance(record, Profile):
+            self.profiles.append(record)
+
+    def _add_step(self, record: Step, key: RankKey, t: float) -> None:
+        self.step_records[key] += 1
+        x = float(record.step) if record.step is not None else float(self.step_records[key])
+        latest = self.latest.setdefault(key, {})
+        for name, value in record.metrics.items():
+            if name == "total_steps":
+                if not math.isnan(value) and value > 0:
+                    self.total_steps = int(value)
+                latest[name] = value
+                continue
+            self._series(SeriesKey(record.source, record.rank, "metric", name)).append(x, value, t)
+            latest[name] = value
+        if record.step is not None:
+            prev = self.latest_step.get(key)
+            if prev is None or record.step >= prev or record.step < prev - 1:
+                self.latest_step[key] = record.step
+        obs = self.observations.get(key)
+        if obs is None:
+            obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
+        obs.append(StepObservation(record.step, t, _time.monotonic()))
+
+    # ------------------------------------------------------------------- read
+    def rank_keys(self) -> list[RankKey]:
+        with self.lock:
+            keys = set(self.latest) | set(self.latest_phases)
+        return sorted(keys, key=lambda k: (k.source, -1 if k.rank is None else k.rank))
+
+    def metric_names(self, kind: str = "metric") -> list[str]:
+        with self.lock:
+            return sorted({k.name for k in self.series if k.kind == kind})
+
+    def get_series(self, source: str, rank: int | None, name: str, kind: str = "metric") -> Series | None:
+        return self.series.get(SeriesKey(source, rank, kind, name))
+
+    def series_for(self, name: str, kind: str = "metric") -> dict[RankKey, Series]:
+        with self.lock:
+            return {RankKey(k.source, k.rank): s for k, s in self.series.items() if k.kind == kind and k.name == name}
+
+    def all_ranks(self) -> list[int]:
+        with self.lock:
+            return sorted(self.ranks)

@@ -1,0 +1,1 @@
+"""Headless views: summary (Rich / JSON) and export (JSONL / CSV)."""
