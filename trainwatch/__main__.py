@@ -1,4 +1,4 @@
-from trainwatch.cli import main
+from trainwatch.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -1,10 +1,15 @@
-"""Command line: `trainwatch PATH...` (dashboard), summary, export, check, demo, formats, serve."""
+"""Command line: `trainwatch PATH...` (dashboard), summary, export, check, demo, formats, serve.
+
+Exit codes: 0 ok; 1 `check` found the run stalled, crashed or producing NaN; 2 usage error
+(missing file, unknown option). No command prints a Python traceback unless `--debug`.
+"""
 
 from __future__ import annotations
 
 import signal
 import sys
 import threading
+from typing import Any
 
 import click
 
@@ -13,6 +18,18 @@ from trainwatch.pipeline import Pipeline
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
 
 EXIT_USAGE = 2
+COMMANDS = ("summary", "export", "check", "demo", "formats", "serve", "watch")
+
+
+class DefaultGroup(click.Group):
+    """`trainwatch PATH...` means `trainwatch watch PATH...`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version", "--debug"):
+            args = ["watch", *args]
+        elif len(args) > 1 and args[0] == "--debug" and args[1] not in self.commands:
+            args = ["--debug", "watch", *args[1:]]
+        return super().parse_args(ctx, args)
 
 
 def _fail(message: str) -> None:
@@ -20,26 +37,83 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def _check_paths_exist(paths: tuple[str, ...]) -> Pipeline:
+def _pipeline_for_reading(paths: tuple[str, ...]) -> Pipeline:
+    """A pipeline over paths that must exist now (summary, export, check)."""
     pipeline = Pipeline(list(paths))
-    missing = [p for p in pipeline.problems if p.endswith("no such file")]
-    if missing:
-        _fail(missing[0])
     for problem in pipeline.problems:
-        if not problem.endswith("no such file"):
-            click.echo(f"trainwatch: {problem}", err=True)
+        if problem.endswith("no such file"):
+            _fail(problem)
+    for problem in pipeline.problems:
+        click.echo(f"trainwatch: {problem}", err=True)
     if not pipeline.readers:
         _fail("nothing to read")
     return pipeline
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=DefaultGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="trainwatch")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks on internal errors.")
 @click.pass_context
-def main(ctx: click.Context) -> None:
-    """Live dashboard for training logs: trainwatch logs/out.log"""
+def main(ctx: click.Context, debug: bool) -> None:
+    """Live dashboard for training logs.
+
+    \b
+      trainwatch logs/out.log          open the dashboard (also: a directory, a glob, or -)
+      trainwatch summary logs/ --json  one report, for scripts
+      trainwatch export logs/ -f       records as JSONL while the run goes on
+      trainwatch check logs/out.log    exit 1 if the run is stalled, crashed or NaN
+      trainwatch demo                  replay a bundled log live
+    """
+    ctx.obj = {"debug": debug}
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
+@click.option("--poll-interval", type=float, default=None, help="Seconds between polls (default 0.25 on network filesystems).")
+@click.pass_context
+def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
+    """Open the live dashboard on PATHS (files, directories, globs, or - for stdin)."""
+    if not sys.stdout.isatty():
+        click.echo("trainwatch: stdout is not a terminal; printing the summary instead of the dashboard", err=True)
+        ctx.invoke(summary, paths=paths, as_json=False)
+        return
+    from trainwatch.ui.app import run_dashboard
+
+    run_dashboard(list(paths), poll=poll, poll_interval=poll_interval)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object (the contract's summary), for scripts.")
+def summary(paths: tuple[str, ...], as_json: bool) -> None:
+    """Read PATHS to their end and report: status, steps, latest metrics, phases, events, findings."""
+    from trainwatch.views.summary import print_summary, summary_json
+
+    pipeline = _pipeline_for_reading(paths)
+    pipeline.read_to_end()
+    if as_json:
+        import json
+
+        click.echo(json.dumps(summary_json(pipeline.store), indent=2, ensure_ascii=False))
+    else:
+        print_summary(pipeline.store)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--stall-after", type=float, default=None, help="Seconds without a step that count as stalled (default: from the log's own cadence).")
+def check(paths: tuple[str, ...], stall_after: float | None) -> None:
+    """Exit 0 if the run is running or finished, 1 if stalled, crashed or NaN; one line says why."""
+    from trainwatch.diagnosis.check import check_line
+
+    pipeline = _pipeline_for_reading(paths)
+    pipeline.read_to_end()
+    code, line = check_line(pipeline.store, stall_after=stall_after)
+    click.echo(line)
+    sys.exit(code)
 
 
 @main.command()
@@ -51,34 +125,78 @@ def export(paths: tuple[str, ...], fmt: str, follow: bool, output: str | None) -
     """Write parsed records (step, phases, event, profile) as JSONL or CSV."""
     out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
     writer: JsonlWriter | CsvWriter = JsonlWriter(out) if fmt == "jsonl" else CsvWriter(out, streaming=follow)
-    if follow:
-        pipeline = Pipeline(list(paths), sink=writer.write)
-        for problem in pipeline.problems:
-            click.echo(f"trainwatch: {problem}", err=True)
-        stop = threading.Event()
-
-        def _stop(_signum: int, _frame: object) -> None:
-            stop.set()
-
-        signal.signal(signal.SIGINT, _stop)
-        signal.signal(signal.SIGTERM, _stop)
+    if not follow:
+        pipeline = _pipeline_for_reading(paths)
+        pipeline.add_sink(writer.write)
         try:
-            pipeline.follow(stop)
+            pipeline.read_to_end()
+            writer.close()
         except BrokenPipeError:
-            pass
-        finally:
-            for reader in pipeline.readers.values():
-                if reader.spec.path is None:
-                    reader.finish()
-            try:
-                writer.close()
-            except BrokenPipeError:
-                pass
+            sys.stderr.close()
         return
-    pipeline = _check_paths_exist(paths)
-    pipeline._extra_sink = writer.write
+    pipeline = Pipeline(list(paths), sink=writer.write)
+    for problem in pipeline.problems:
+        click.echo(f"trainwatch: {problem}", err=True)
+    stop = threading.Event()
+
+    def _stop(_signum: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
     try:
-        pipeline.read_to_end()
+        pipeline.follow(stop, until_inputs_end=True)
+        pipeline.finish_all()
         writer.close()
     except BrokenPipeError:
         sys.stderr.close()
+
+
+@main.command()
+@click.option("--speed", type=float, default=1.0, show_default=True, help="Replay speed multiplier.")
+def demo(speed: float) -> None:
+    """Replay a bundled real log into a temp file at a job's pace and open the dashboard on it."""
+    from trainwatch.demo import run_demo
+
+    run_demo(speed=speed)
+
+
+@main.command()
+def formats() -> None:
+    """List the log formats trainwatch recognises."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from trainwatch.parsers.registry import parser_classes
+
+    table = Table("name", "format", "example", box=None, highlight=False)
+    for cls in parser_classes():
+        table.add_row(cls.name, cls.title, cls.example)
+    Console(highlight=False).print(table)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def serve(paths: tuple[str, ...], host: str, port: int) -> None:
+    """Serve the dashboard to a browser (needs: pip install 'trainwatch-tui[web]'). No authentication."""
+    from trainwatch.ui.serve import run_server
+
+    run_server(list(paths), host=host, port=port)
+
+
+def run() -> None:
+    """Entry point: no Python traceback reaches the user unless --debug."""
+    debug = "--debug" in sys.argv[1:]
+    try:
+        main(standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001
+        if debug:
+            raise
+        click.echo(f"trainwatch: internal error: {exc.__class__.__name__}: {exc} (run with --debug for details)", err=True)
+        sys.exit(EXIT_USAGE)

@@ -145,6 +145,9 @@ class Pipeline:
                 self._patterns.add(raw)
 
     # -------------------------------------------------------------- plumbing
+    def add_sink(self, sink: BatchSink) -> None:
+        self._extra_sink = sink
+
     def _sink(self, batch: list[Record]) -> None:
         self.store.add_many(batch)
         if self._extra_sink is not None:
@@ -187,11 +190,22 @@ class Pipeline:
                 more = True
         return more
 
-    def follow(self, stop: threading.Event | None = None) -> None:
-        """Follow until stopped: the loop the background thread runs."""
+    def finish_all(self) -> None:
+        for reader in self.readers.values():
+            reader.finish()
+
+    def follow(self, stop: threading.Event | None = None, until_inputs_end: bool = False) -> None:
+        """Follow until stopped: the loop the background thread runs.
+
+        until_inputs_end: also return once every source is stdin and it has closed
+        (`cmd | trainwatch export --follow -` ends with its input)."""
         stop = stop or self._stop
         last_discovery = time.monotonic()
         while not stop.is_set():
+            if until_inputs_end and self.readers and all(
+                r.finished and r.spec.path is None for r in self.readers.values()
+            ):
+                return
             more = self.pump_once()
             now = time.monotonic()
             if self._patterns and now - last_discovery >= REDISCOVER_EVERY_S:

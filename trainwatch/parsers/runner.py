@@ -9,6 +9,7 @@ counts `summary` reports (formats matched, lines not understood).
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,6 +23,8 @@ from trainwatch.parsers.timestamps import line_time
 from trainwatch.records import Event, Phases, Profile, Record, Severity, Step
 
 Sink = Callable[[Record], None]
+# A NaN/inf in these is a `nan` event (other metrics, e.g. a ratio, may legitimately be inf).
+NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
 
 
 @dataclass
@@ -297,6 +300,22 @@ class SourceParser:
             self._last_step[pending.rank] = pending.step
             self._last_step[None] = pending.step
         self._sink(Step(self.source, pending.rank, pending.step, pending.time, pending.line, pending.metrics))
+        for name in NAN_WATCHED:
+            value = pending.metrics.get(name)
+            if value is not None and (math.isnan(value) or math.isinf(value)):
+                self._sink(
+                    Event(
+                        self.source,
+                        pending.rank,
+                        pending.step,
+                        pending.time,
+                        pending.line,
+                        "nan",
+                        "error",
+                        f"{name} is {value} at step {pending.step}",
+                        {"metric": name},
+                    )
+                )
 
 
 def _compile_triggers(parsers: Sequence[Parser]) -> re.Pattern[str] | None:
