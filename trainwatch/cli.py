@@ -6,10 +6,12 @@ Exit codes: 0 ok; 1 `check` found the run stalled, crashed or producing NaN; 2 u
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -32,9 +34,43 @@ class DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
 def _fail(message: str) -> None:
     click.echo(f"trainwatch: {message}", err=True)
     sys.exit(EXIT_USAGE)
+
+
+def _use_patterns(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """Load user patterns before any pipeline starts; a bad file is a one-line error."""
+    from trainwatch.parsers.formats.user_patterns import ENV_VAR, config_path, load_patterns
+
+    if value:
+        os.environ[ENV_VAR] = value
+        try:
+            load_patterns(value)
+        except ValueError as exc:
+            _fail(str(exc))
+        return value
+    implicit = config_path()
+    if implicit is not None:
+        try:
+            load_patterns(implicit)
+        except ValueError as exc:
+            click.echo(f"trainwatch: ignoring user patterns: {exc}", err=True)
+    return value
+
+
+def patterns_option(func: F) -> F:
+    return click.option(
+        "--patterns",
+        type=click.Path(dir_okay=False),
+        callback=_use_patterns,
+        expose_value=False,
+        is_eager=True,
+        help="TOML file of named-group regexes for your own log format (default: ./trainwatch.toml).",
+    )(func)
 
 
 def _pipeline_for_reading(paths: tuple[str, ...]) -> Pipeline:
@@ -70,6 +106,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command()
+@patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
 @click.option("--poll-interval", type=float, default=None, help="Seconds between polls (default 0.25 on network filesystems).")
@@ -86,6 +123,7 @@ def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval:
 
 
 @main.command()
+@patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (the contract's summary), for scripts.")
 def summary(paths: tuple[str, ...], as_json: bool) -> None:
@@ -103,6 +141,7 @@ def summary(paths: tuple[str, ...], as_json: bool) -> None:
 
 
 @main.command()
+@patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--stall-after", type=float, default=None, help="Seconds without a step that count as stalled (default: from the log's own cadence).")
 def check(paths: tuple[str, ...], stall_after: float | None) -> None:
@@ -117,13 +156,18 @@ def check(paths: tuple[str, ...], stall_after: float | None) -> None:
 
 
 @main.command()
+@patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True)
 @click.option("--follow", "-f", is_flag=True, help="Keep following like tail -F; flush each record at once.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
-def export(paths: tuple[str, ...], fmt: str, follow: bool, output: str | None) -> None:
+@click.option("--poll", is_flag=True, help="With --follow: poll files instead of inotify (network filesystems).")
+@click.option("--poll-interval", type=float, default=None, help="With --follow: seconds between polls (default 0.25).")
+def export(
+    paths: tuple[str, ...], fmt: str, follow: bool, output: str | None, poll: bool, poll_interval: float | None
+) -> None:
     """Write parsed records (step, phases, event, profile) as JSONL or CSV."""
-    out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
+    out = open(output, "w", encoding="utf-8") if output else sys.stdout
     writer: JsonlWriter | CsvWriter = JsonlWriter(out) if fmt == "jsonl" else CsvWriter(out, streaming=follow)
     if not follow:
         pipeline = _pipeline_for_reading(paths)
@@ -134,7 +178,7 @@ def export(paths: tuple[str, ...], fmt: str, follow: bool, output: str | None) -
         except BrokenPipeError:
             sys.stderr.close()
         return
-    pipeline = Pipeline(list(paths), sink=writer.write)
+    pipeline = Pipeline(list(paths), sink=writer.write, poll_interval=poll_interval, force_poll=poll)
     for problem in pipeline.problems:
         click.echo(f"trainwatch: {problem}", err=True)
     stop = threading.Event()
@@ -176,6 +220,7 @@ def formats() -> None:
 
 
 @main.command()
+@patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
@@ -195,7 +240,7 @@ def run() -> None:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         if debug:
             raise
         click.echo(f"trainwatch: internal error: {exc.__class__.__name__}: {exc} (run with --debug for details)", err=True)

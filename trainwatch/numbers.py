@@ -117,5 +117,10 @@ def parse_eta_s(text: str) -> float | None:
     return days * 86400 + int(m.group(2)) * 3600 + int(m.group(3)) * 60 + int(m.group(4))
 
 
+def ms_to_s(value: float) -> float:
+    """Milliseconds as printed (`907.6`) -> seconds without binary float noise (0.9076, not 0.9076000000000001)."""
+    return round(value / 1000.0, 12)
+
+
 def is_bad(value: float) -> bool:
     return math.isnan(value) or math.isinf(value)

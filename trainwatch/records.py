@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 Severity = Literal["info", "warning", "error"]
 
@@ -84,7 +84,7 @@ class Profile:
     type: Literal["profile"] = field(default="profile", init=False)
 
 
-Record = Union[Step, Phases, Event, Profile]
+Record = Step | Phases | Event | Profile
 
 
 def json_number(value: float) -> float | int | str:

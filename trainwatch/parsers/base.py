@@ -91,5 +91,9 @@ class Parser(ABC):
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         """Parse one line (rank prefix already stripped, sanitized). True if understood."""
 
+    def at_eof(self, out: Emitter) -> None:  # noqa: B027 - optional hook
+        """No more data for now (live follow): release a held block that is complete unless
+        more lines follow it (a traceback that may still be chained, a table without a closing rule)."""
+
     def finish(self, out: Emitter) -> None:  # noqa: B027 - optional hook
         """End of input: release anything held for a multi-line block."""

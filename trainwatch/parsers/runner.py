@@ -5,26 +5,59 @@ parsers whose triggers it contains, resolves rank (prefix > text > path > the so
 reporting rank), stamps time, merges the several lines that report one step into one
 `Step`, drops identical step lines printed by several unprefixed ranks, and keeps the
 counts `summary` reports (formats matched, lines not understood).
+
+Rank attribution and run segments (see `rank.py` for the forms):
+- `srun -l` task labels (`3: `) and pdsh host labels (`worker-0: `) are only honoured when
+  the source consistently uses them: the first `PROBE_LINES` lines are held back, and the
+  label mode is decided on them before any line is parsed.
+- A run restarted into the same file (torchrun worker-group failure then progress again,
+  a second launcher banner, a rank's step going back) starts a new segment: a `restart`
+  event is emitted and duplicate detection starts afresh, so re-run steps with the same
+  values (same seed) are kept. Files under torchrun's `attempt_<k>/` are segment k; local
+  rank 0's file of an attempt k >= 1 emits that attempt's `restart` event.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Parser
-from trainwatch.parsers.rank import path_rank, split_prefix, text_rank
+from trainwatch.parsers.rank import (
+    host_label,
+    is_launch_banner,
+    is_worker_failure,
+    looks_srun_labelled,
+    mentioned_rank,
+    path_attempt,
+    path_host,
+    path_rank,
+    split_host,
+    split_prefix,
+    split_srun_label,
+    text_rank,
+)
 from trainwatch.parsers.timestamps import line_time
 from trainwatch.records import Event, Phases, Profile, Record, Severity, Step
 
 Sink = Callable[[Record], None]
 # A NaN/inf in these is a `nan` event (other metrics, e.g. a ratio, may legitimately be inf).
 NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
+# Lines held back at the start of a source to decide whether it uses `srun -l` / pdsh labels,
+# and how many labelled lines that takes (one `0: ` at the start of a line is not enough).
+PROBE_LINES = 16
+PROBE_MIN_LABELLED = 4
+# Unranked step keys remembered per segment to recognise the same line from other ranks.
+SEEN_UNRANKED_MAX = 4096
+# Unranked steps without a step number are only compared with this many recent ones.
+RECENT_STEPLESS = 16
+# Launcher prefix of recent lines, for blocks a parser releases on a later line (`line=`).
+RECENT_ORIGINS = 1024
 
 
 @dataclass
@@ -53,6 +86,10 @@ class _PendingStep:
     time: str | None
     line: int
     metrics: dict[str, float]
+    host: str | None = None
+
+
+_StepKey = tuple[str | None, int | None, tuple[tuple[str, float], ...]]
 
 
 class SourceParser:
@@ -67,14 +104,29 @@ class SourceParser:
         self._always = [p for p in self.parsers if not p.triggers]
         self.stats = SourceStats()
         self._pending: _PendingStep | None = None
-        self._recent_unranked: deque[tuple[int | None, tuple[tuple[str, float], ...]]] = deque(maxlen=16)
+        self._seen_unranked: OrderedDict[_StepKey, None] = OrderedDict()
+        self._recent_stepless: deque[_StepKey] = deque(maxlen=RECENT_STEPLESS)
         self._last_step: dict[int | None, int] = {}
         self._reporting_ranks: set[int] = set()
+        # Label detection: lines held until the source's labelling is known.
+        self._probe: list[Line] | None = []
+        self._label_mode = ""  # "", "srun" (task id labels) or "host" (pdsh host labels)
+        # Run segments: the attempt this source is in, and what may start the next one.
+        where = path or source
+        self._path_host = path_host(where) if source != "-" else None
+        self._attempt = (path_attempt(where) or 0) if source != "-" else 0
+        self._attempt_event_due = self._attempt > 0 and self._path_rank == 0
+        self._restart_armed = False
+        self._banners: Counter[str | None] = Counter()
+        self._launches = 0
+        self._last_by_stream: dict[tuple[str | None, int | None], int] = {}
         # Per-line state read by the Emitter methods.
         self._line: Line | None = None
         self._text = ""
         self._prefix_rank: int | None = None
-        self._text_rank_cache: int | None | bool = False
+        self._host: str | None = None
+        self._origins: OrderedDict[int, tuple[int | None, str | None]] = OrderedDict()
+        self._text_rank_cache: int | bool | None = False
         self._current_parser = ""
 
     # ----------------------------------------------------------------- feeding
@@ -89,13 +141,56 @@ class SourceParser:
             self.stats.lines += 1
         if line.display_only:
             return
-        prefix_rank, text = split_prefix(line.text)
+        if self._probe is not None:
+            self._probe.append(line)
+            if sum(1 for p in self._probe if p.kind is Kind.LINE and p.text.strip()) >= PROBE_LINES:
+                self._end_probe()
+            return
+        self._process(line)
+
+    def _end_probe(self) -> None:
+        """Decide the source's label mode on the held lines, then parse them."""
+        held, self._probe = self._probe or [], None
+        texts = [p.text for p in held if p.kind is Kind.LINE and p.text.strip()]
+        if _consistently(texts, looks_srun_labelled):
+            self._label_mode = "srun"
+        elif _consistently(texts, _has_host_label):
+            self._label_mode = "host"
+        for line in held:
+            self._process(line)
+
+    def _process(self, line: Line) -> None:
+        text = line.text
+        host: str | None = self._path_host
+        label_rank: int | None = None
+        if self._label_mode == "host":
+            found_host, text = split_host(text)
+            host = found_host or host
+        elif self._label_mode == "srun":
+            label_rank, text = split_srun_label(text)
+        prefix_rank, text = split_prefix(text)
+        if label_rank is not None:
+            if prefix_rank is not None:
+                # `srun -l torchrun --tee 3`: one task per node, so the label is the node
+                # and `[default3]:` the local rank on it.
+                host = f"task{label_rank}"
+            else:
+                prefix_rank = label_rank
         if prefix_rank is not None:
             self._note_rank(prefix_rank)
         self._line = line
         self._text = text
         self._prefix_rank = prefix_rank
+        self._host = host
         self._text_rank_cache = False
+        if prefix_rank is not None or host is not None:
+            self._origins[line.no] = (prefix_rank, host)
+            if len(self._origins) > RECENT_ORIGINS:
+                self._origins.popitem(last=False)
+        self._watch_segments(text, host)
+        mentioned = mentioned_rank(text)
+        if mentioned is not None:
+            self._note_rank(mentioned)
         understood = False
         if self._trigger_re is not None and self._trigger_re.search(text):
             for parser in self.parsers:
@@ -116,22 +211,36 @@ class SourceParser:
     def _safe_feed(self, parser: Parser, text: str, line: Line) -> bool:
         try:
             return bool(parser.feed(text, line, self))
-        except Exception:  # noqa: BLE001 - a parser bug must not stop the tool
+        except Exception:
             self.stats.parser_errors += 1
             return False
 
     def at_eof(self) -> None:
-        """The reader has consumed everything written so far: release merged steps."""
+        """The reader has consumed everything written so far: release merged steps and held blocks."""
+        if self._probe is not None:
+            self._end_probe()
+        self._flush_pending()
+        self._line = None
+        self._prefix_rank = None  # what parsers release now is not the last line's rank
+        for parser in self.parsers:
+            self._current_parser = parser.name
+            try:
+                parser.at_eof(self)
+            except Exception:
+                self.stats.parser_errors += 1
         self._flush_pending()
 
     def finish(self) -> None:
         """End of input: parsers release held blocks, then everything is flushed."""
+        if self._probe is not None:
+            self._end_probe()
         self._line = None
+        self._prefix_rank = None
         for parser in self.parsers:
             self._current_parser = parser.name
             try:
                 parser.finish(self)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 self.stats.parser_errors += 1
         self._flush_pending()
 
@@ -147,19 +256,34 @@ class SourceParser:
     ) -> None:
         if not metrics:
             return
-        rank = self._rank(rank, is_progress=True)
+        rank = self._rank(rank, is_progress=True, line=line)
         time = time if time is not None else self._time()
         line_no = line if line is not None else self._line_no()
         self.stats.records[self._current_parser] += 1
         pending = self._pending
-        if pending is not None and pending.rank == rank and pending.step == step:
-            for key, value in metrics.items():
-                pending.metrics.setdefault(key, value)
-            if pending.time is None:
-                pending.time = time
-            return
+        host = self._origin(line)[1]
+        # Lines without a step number are separate reports: never merge them.
+        if (
+            pending is not None
+            and step is not None
+            and pending.rank == rank
+            and pending.step == step
+            and pending.host == host
+        ):
+            same = [k for k in metrics if k in pending.metrics]
+            if not any(_differs(pending.metrics[k], metrics[k]) for k in same):
+                if rank is None and len(same) == len(metrics):
+                    # The very same report again: another unprefixed rank printing it.
+                    self.stats.duplicate_steps += 1
+                    return
+                for key, value in metrics.items():
+                    pending.metrics.setdefault(key, value)
+                if pending.time is None:
+                    pending.time = time
+                return
+            # Same step, other values: another rank's report of that step, kept apart.
         self._flush_pending()
-        self._pending = _PendingStep(rank, step, time, line_no, dict(metrics))
+        self._pending = _PendingStep(rank, step, time, line_no, dict(metrics), host)
 
     def phases(
         self,
@@ -177,7 +301,7 @@ class SourceParser:
         self._sink(
             Phases(
                 self.source,
-                self._rank(rank, is_progress=True),
+                self._rank(rank, is_progress=True, line=line),
                 step,
                 time if time is not None else self._time(),
                 line if line is not None else self._line_no(),
@@ -199,7 +323,7 @@ class SourceParser:
     ) -> None:
         self._flush_pending()
         self.stats.records[self._current_parser] += 1
-        resolved = self._rank(rank, is_progress=False)
+        resolved = self._rank(rank, is_progress=False, line=line)
         if step is None:
             step = self._last_step.get(resolved, self._last_step.get(None))
         self._sink(
@@ -232,7 +356,7 @@ class SourceParser:
         self._sink(
             Profile(
                 self.source,
-                self._rank(rank, is_progress=False),
+                self._rank(rank, is_progress=False, line=line),
                 step,
                 time,
                 line if line is not None else self._line_no(),
@@ -257,12 +381,25 @@ class SourceParser:
         return self._line.no if self._line is not None else 0
 
     def _time(self) -> str | None:
-        return line_time(self._text) if self._line is not None else None
+        # lstrip: Megatron's iteration line starts " [2024-05-01 10:00:00] iteration ..."
+        return line_time(self._text.lstrip()) if self._line is not None else None
 
-    def _rank(self, explicit: int | None, *, is_progress: bool) -> int | None:
+    def _origin(self, line: int | None) -> tuple[int | None, str | None]:
+        """Launcher prefix rank and host of the line a record comes from.
+
+        A parser that holds a block (Megatron's timers, a traceback) releases it while a
+        later line, maybe another rank's, is current; it passes the block's `line=`."""
+        if self._line is None:
+            return None, None
+        if line is not None and line != self._line.no:
+            return self._origins.get(line, (None, self._path_host))
+        return self._prefix_rank, self._host
+
+    def _rank(self, explicit: int | None, *, is_progress: bool, line: int | None = None) -> int | None:
         """prefix > text (parser-given, else generic) > path > the source's reporting rank."""
-        if self._prefix_rank is not None:
-            return self._prefix_rank
+        prefix_rank = self._origin(line)[0]
+        if prefix_rank is not None:
+            return prefix_rank
         if explicit is not None and explicit >= 0:
             if is_progress:
                 self._reporting_ranks.add(explicit)
@@ -285,18 +422,96 @@ class SourceParser:
             return next(iter(self._reporting_ranks))
         return None
 
+    # ---------------------------------------------------------------- segments
+    def _watch_segments(self, text: str, host: str | None) -> None:
+        """Launcher lines that end or start an attempt (checked on every line, cheap)."""
+        if "exitcode" in text or "attempts left" in text:
+            if is_worker_failure(text):
+                self._flush_pending()
+                self._restart_armed = True
+        elif "OMP_NUM_THREADS" in text or "WORLD INFO DICT" in text:
+            if is_launch_banner(text):
+                # Multi-node launchers print the banner once per node (host label): the
+                # n-th banner of any host is the n-th launch.
+                self._banners[host] += 1
+                if self._banners[host] > self._launches:
+                    if self._launches:
+                        self._flush_pending()
+                        self._new_segment(None, "the launcher started again in the same log", "info")
+                    self._launches = self._banners[host]
+
+    def _new_segment(self, step: int | None, why: str, severity: Severity) -> None:
+        self._attempt += 1
+        self._restart_armed = False
+        self._seen_unranked.clear()
+        self._recent_stepless.clear()
+        self._last_by_stream.clear()
+        self._last_step.clear()
+        self._emit_restart(step, f"restart (attempt {self._attempt}): {why}", severity)
+
+    def _emit_restart(self, step: int | None, message: str, severity: Severity) -> None:
+        self.stats.records["launcher"] += 1
+        self._sink(
+            Event(
+                self.source,
+                None,
+                step,
+                self._time(),
+                self._line_no(),
+                "restart",
+                severity,
+                message,
+                {"attempt": self._attempt},
+            )
+        )
+
+    def _segment_check(self, pending: _PendingStep) -> None:
+        """Does this step begin a new attempt of the run?"""
+        if self._attempt_event_due:
+            self._attempt_event_due = False
+            self._emit_restart(
+                pending.step, f"torchrun attempt {self._attempt} (files under attempt_{self._attempt}/)", "warning"
+            )
+            return
+        if pending.step is None:
+            return
+        prev = self._last_by_stream.get((pending.host, pending.rank))
+        if prev is None or pending.step > prev:
+            return
+        if self._restart_armed:
+            why = f"a worker failed, then step {pending.step} followed step {prev}"
+            self._new_segment(pending.step, why, "warning")
+        elif pending.rank is not None and pending.step < prev:
+            why = f"rank {pending.rank} went back from step {prev} to {pending.step}"
+            self._new_segment(pending.step, why, "warning")
+
+    def _is_duplicate(self, pending: _PendingStep) -> bool:
+        """The same unranked step line again: another rank printing identical values."""
+        key: _StepKey = (pending.host, pending.step, tuple(sorted(pending.metrics.items())))
+        if pending.step is None:
+            if key in self._recent_stepless:
+                return True
+            self._recent_stepless.append(key)
+            return False
+        if key in self._seen_unranked:
+            return True
+        self._seen_unranked[key] = None
+        if len(self._seen_unranked) > SEEN_UNRANKED_MAX:
+            self._seen_unranked.popitem(last=False)
+        return False
+
     def _flush_pending(self) -> None:
         pending = self._pending
         if pending is None:
             return
         self._pending = None
-        if pending.rank is None:
-            key = (pending.step, tuple(sorted(pending.metrics.items())))
-            if key in self._recent_unranked:
-                self.stats.duplicate_steps += 1
-                return
-            self._recent_unranked.append(key)
+        self._segment_check(pending)
+        if pending.rank is None and self._is_duplicate(pending):
+            self.stats.duplicate_steps += 1
+            return
         if pending.step is not None:
+            stream = (pending.host, pending.rank)
+            self._last_by_stream[stream] = max(pending.step, self._last_by_stream.get(stream, pending.step))
             self._last_step[pending.rank] = pending.step
             self._last_step[None] = pending.step
         self._sink(Step(self.source, pending.rank, pending.step, pending.time, pending.line, pending.metrics))
@@ -316,6 +531,26 @@ class SourceParser:
                         {"metric": name},
                     )
                 )
+
+
+def _has_host_label(text: str) -> bool:
+    # Host names carry a digit (worker-0, node12, gpu-dev006); "INFO: ..." / "Epoch: 3" don't.
+    label = host_label(text)
+    return label is not None and any(c.isdigit() for c in label)
+
+
+def _consistently(texts: Sequence[str], labelled: Callable[[str], bool]) -> bool:
+    """From the first labelled line on (launcher preamble lines come before), >= 3/4 are."""
+    flags = [labelled(t) for t in texts]
+    if True not in flags:
+        return False
+    rest = flags[flags.index(True) :]
+    n = sum(rest)
+    return n >= PROBE_MIN_LABELLED and n * 4 >= len(rest) * 3
+
+
+def _differs(a: float, b: float) -> bool:
+    return a != b and not (math.isnan(a) and math.isnan(b))
 
 
 def _compile_triggers(parsers: Sequence[Parser]) -> re.Pattern[str] | None:

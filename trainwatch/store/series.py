@@ -15,7 +15,7 @@ DEFAULT_CAPACITY = 65_536
 
 
 class Series:
-    __slots__ = ("steps", "values", "times", "capacity", "compactions", "count")
+    __slots__ = ("capacity", "compactions", "count", "steps", "times", "values")
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.steps = array("d")

@@ -1,0 +1,368 @@
+"""Cross-format events (trainwatch/parsers/formats/events.py) from real log lines.
+
+Sources of the lines are noted per test: seeds and real_logs under ../shared, lines users pasted
+in public GitHub issues, and strings printed by torch.distributed.elastic (torch 2.13, read in
+its source; the ChildFailedError summary below was produced by its `format_msg()`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _feed import events, feed
+from conftest import REAL_LOGS, seed
+
+from trainwatch.lines.assembler import Line
+from trainwatch.parsers.formats.events import EventsParser
+from trainwatch.parsers.runner import SourceParser
+from trainwatch.records import Event, Record
+
+
+def _lines(path: Path, start: int = 1) -> list[str]:
+    return path.read_text(encoding="utf-8", errors="replace").splitlines()[start - 1 :]
+
+
+def _all_events(records: list[Record]) -> list[Event]:
+    return [r for r in records if isinstance(r, Event)]
+
+
+# --------------------------------------------------------------------------- signals + traceback
+def test_seed_002_sighup_ending_gives_five_signals_and_one_traceback() -> None:
+    path = seed("002")
+    records = feed(_lines(path, 7054))
+    signals = events(records, "signal")
+    assert [s.data["signal"] for s in signals] == ["SIGHUP"] * 5
+    assert "Received 1 death signal" in signals[0].message
+    assert [s.data.get("pid") for s in signals[1:]] == [3664692, 3664693, 3664694, 3664695]
+    (tb,) = events(records, "traceback")
+    assert tb.message == "torch.distributed.elastic.multiprocessing.api.SignalException: Process 3664596 got signal: 1"
+    assert tb.data["exception"] == "torch.distributed.elastic.multiprocessing.api.SignalException"
+    assert tb.line == 6  # the `Traceback (most recent call last):` line (seed line 7059)
+    assert tb.severity == "error"
+
+
+def test_whole_seed_002_has_no_spurious_events_before_the_end() -> None:
+    records = feed(_lines(seed("002")))
+    mine = [e for e in _all_events(records) if e.kind not in ("overflow", "nan")]
+    assert all(e.line >= 7054 for e in mine), [(e.line, e.kind, e.message) for e in mine if e.line < 7054]
+    assert len(events(records, "checkpoint")) == 0  # "Removing key ... from pretrained checkpoint", checkpoint_path:
+
+
+def test_keyboard_interrupt_tail_hf_trainer() -> None:
+    # real_logs: HF Trainer run stopped with Ctrl-C; wandb's atexit hook then prints a second traceback.
+    records = feed(_lines(REAL_LOGS / "hf_trainer__LMSYS_slice4_keyboardinterrupt_tail.log"))
+    tbs = events(records, "traceback")
+    assert [t.message for t in tbs] == ["KeyboardInterrupt", "KeyboardInterrupt:"]
+    assert [t.severity for t in tbs] == ["error", "warning"]  # "Exception ignored in atexit callback"
+    assert [s.data["signal"] for s in events(records, "signal")] == ["SIGINT"]  # one Ctrl-C, reported once
+
+
+def test_interleaved_rank_prefixed_tracebacks_stay_per_rank() -> None:
+    # Frames from the HF slice4 traceback and the OOM line from murong-xu/CADS#4, printed by two ranks
+    # with PyTorch's `[rankN]:` prefix, interleaved line by line as several processes write one file.
+    r0 = [
+        "Traceback (most recent call last):",
+        '  File "/root/autodl-tmp/LMSYS/train_gemma2_instruction.py", line 745, in <module>',
+        "    train(args)",
+        "RuntimeError: The server socket has failed to listen on any local network address.",
+    ]
+    r1 = [
+        "Traceback (most recent call last):",
+        '  File "/root/miniconda3/lib/python3.10/site-packages/transformers/trainer.py", line 1932, in train',
+        "    return inner_training_loop(",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of "
+        "31.47 GiB of which 12.73 GiB is free.",
+    ]
+    lines = [f"[rank{r}]:{text}" for pair in zip(r0, r1, strict=True) for r, text in enumerate(pair)]
+    lines.append("[rank0]:step:2001/20000 train_loss:3.016191e-02 train_time:8864456ms step_avg:4430.01ms")
+    records = feed(lines)
+    tbs = sorted(events(records, "traceback"), key=lambda e: e.rank or 0)
+    assert [(t.rank, t.data["exception"]) for t in tbs] == [(0, "RuntimeError"), (1, "torch.OutOfMemoryError")]
+    assert [t.line for t in tbs] == [1, 2]
+    (oom,) = events(records, "oom")
+    assert oom.rank == 1
+    assert oom.data["requested_gib"] == 22.78
+
+
+def test_chained_exceptions_give_one_event_with_the_final_exception() -> None:
+    # The OOM line and the chain marker as pasted in murong-xu/CADS#4; Python's chain layout.
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1527, in _call_impl',
+        "    return forward_call(*args, **kwargs)",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of "
+        "31.47 GiB of which 12.73 GiB is free.",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/root/miniconda3/lib/python3.10/subprocess.py", line 1209, in wait',
+        "    return self._wait(timeout=timeout)",
+        "KeyboardInterrupt",
+        "step:7151/20000 train_loss:6.580660e-02 train_time:31848444ms step_avg:4453.70ms",
+    ]
+    records = feed(lines)
+    (tb,) = events(records, "traceback")
+    assert tb.message == "KeyboardInterrupt"
+    assert tb.line == 1
+    assert tb.data["cause"].startswith("torch.OutOfMemoryError: CUDA out of memory.")
+    assert len(events(records, "oom")) == 1
+
+
+def test_dynamo_warning_traceback_is_a_warning_not_a_crash() -> None:
+    # real_logs moddednanogpt L1-4: torch._dynamo logs a traceback with every line glog-prefixed (W...).
+    records = feed(_lines(REAL_LOGS / "moddednanogpt__AkramjitS_gpt-lab-diffusion__train.log_L1-4_L5698-5730.log"))
+    (tb,) = events(records, "traceback")
+    assert tb.severity == "warning"
+    assert tb.message == "SystemError: PY_SSIZE_T_CLEAN macro must be defined for '#' formats"
+    assert [e for e in _all_events(records) if e.severity == "error"] == []
+
+
+def test_traceback_at_end_of_a_live_file_is_released_when_input_pauses() -> None:
+    records: list[Record] = []
+    runner = SourceParser("t.log", [EventsParser()], records.append)
+    lines = _lines(REAL_LOGS / "hf_trainer__LMSYS_slice4_keyboardinterrupt_tail.log")[:61]  # up to `KeyboardInterrupt`
+    runner.feed_lines(Line(no, text) for no, text in enumerate(lines, 1))
+    assert events(records, "traceback") == []  # may still be chained
+    runner.at_eof()
+    assert [t.message for t in events(records, "traceback")] == ["KeyboardInterrupt"]
+
+
+# ----------------------------------------------------------------------------- torchrun crash summary
+# lzhxmu/CPPO#6 (torch 2.x, worker killed by SIGKILL)
+CPPO_6 = """\
+  File "/home/tiger/.pyenv/versions/3.11.2/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 269, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+src/open_r1/grpo_gsm.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-05-21_15:43:03
+  host      : mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker
+  rank      : 0 (local_rank: 0)
+  exitcode  : -9 (pid: 14750)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 14750
+============================================================"""
+
+# torch 2.13 `ChildFailedError("train.py", {2: ..., 3: ...}).format_msg()` (two failed ranks)
+TORCH_213 = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2024-02-20_10:26:00
+  host      : localhost
+  rank      : 3 (local_rank: 3)
+  exitcode  : -9 (pid: 3664695)  (SIGKILL)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 3664695
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-02-20_10:25:55
+  host      : localhost
+  rank      : 2 (local_rank: 2)
+  exitcode  : 1 (pid: 3664694)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================"""
+
+
+def test_child_failed_error_sigkill() -> None:
+    lines = [
+        # the agent's line before the traceback (Salience-DETR#4 layout, torch 2.x logging)
+        "[2025-05-21 15:43:03,261] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) "
+        "local_rank: 0 (pid: 14750) of binary: /home/tiger/.pyenv/versions/3.11.2/bin/python3.11",
+        "Traceback (most recent call last):",
+        *CPPO_6.splitlines(),
+    ]
+    records = feed(lines)
+    (crash,) = events(records, "crash")
+    assert crash.rank == 0
+    assert crash.data["exitcode"] == -9
+    assert crash.data["signal"] == "SIGKILL"
+    assert "root cause rank 0" in crash.message and "src/open_r1/grpo_gsm.py FAILED" in crash.message
+    signals = events(records, "signal")
+    assert [(s.data["signal"], s.data["pid"]) for s in signals] == [("SIGKILL", 14750)]  # printed twice, one event
+    (tb,) = events(records, "traceback")
+    assert tb.data["exception"] == "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+
+
+def test_child_failed_error_root_cause_and_other_failures() -> None:
+    records = feed(TORCH_213.splitlines())
+    (crash,) = events(records, "crash")
+    assert crash.rank == 2
+    assert crash.data["exitcode"] == 1
+    assert crash.data["local_rank"] == 2
+    assert crash.data["failures"] == [{"rank": 3, "exitcode": -9, "pid": 3664695}]
+    assert crash.line == 3  # the "train.py FAILED" line
+    (sig,) = events(records, "signal")
+    assert (sig.rank, sig.data["signal"]) == (3, "SIGKILL")
+
+
+def test_child_failed_error_llamafactory_exitcode_1() -> None:
+    # hiyouga/LlamaFactory#7032 (torch 2.4)
+    text = """\
+============================================================
+llama_fc/lib/python3.10/site-packages/llamafactory/launcher.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-02-21_20:07:38
+  host      : iZl4v544jr5cejwaqci3xvZ
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 14661)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================"""
+    records = feed(text.splitlines())
+    (crash,) = events(records, "crash")
+    assert (crash.rank, crash.data["exitcode"], crash.data["pid"]) == (0, 1, 14661)
+    assert events(records, "signal") == []
+
+
+# ------------------------------------------------------------------------------------------- OOM
+def test_oom_old_and_new_messages() -> None:
+    lines = [
+        # pytorch/pytorch#59778 (message without the exception type)
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.26 GiB (GPU 0; 6.00 GiB total capacity; "
+        "781.59 MiB already allocated; 3.03 GiB free; 1.24 GiB reserved in total by PyTorch)",
+        # pytorch/pytorch#16417 comment (torch >= 2.1 wording)
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity "
+        "of 23.65 GiB of which 11.06 MiB is free.",
+    ]
+    ooms = events(feed(lines), "oom")
+    assert [o.data["requested_gib"] for o in ooms] == [2.26, round(22 / 1024, 6)]
+    assert all(o.data["gpu"] == 0 and o.severity == "error" for o in ooms)
+
+
+# ------------------------------------------------------------------------------------------ NCCL
+def test_nccl_watchdog_timeouts_each_generation() -> None:
+    lines = [
+        # hiyouga/LlamaFactory#7396 (torch 2.5, prefixed)
+        "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) "
+        "ran for 600060 milliseconds before timing out.",
+        "[rank0]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or "
+        "timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: 1579.",
+        # OFA-Sys/OFA#271 (torch 1.x)
+        "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
+        "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.",
+        # NVIDIA/Megatron-LM#935: the exception text repeats rank 7's own watchdog line
+        "[E ProcessGroupNCCL.cpp:607] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=199, "
+        "OpType=_REDUCE_SCATTER_BASE, NumelIn=7098994688, NumelOut=443687168, Timeout(ms)=600000) ran for 882725 "
+        "milliseconds before timing out.",
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "  what():  [PG 1 Rank 7] Process group watchdog thread terminated with exception: [Rank 7] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=199, OpType=_REDUCE_SCATTER_BASE, NumelIn=7098994688, "
+        "NumelOut=443687168, Timeout(ms)=600000) ran for 882725 milliseconds before timing out.",
+    ]
+    nccl = events(feed(lines), "nccl_timeout")
+    assert [(e.rank, e.data["op"], e.data["timeout_ms"]) for e in nccl] == [
+        (0, "ALLREDUCE", 600000),
+        (1, "ALLREDUCE", 1800000),
+        (7, "_REDUCE_SCATTER_BASE", 600000),
+    ]
+    assert nccl[0].data["ran_ms"] == 600060
+
+
+def test_nccl_error_in_traceback_final_line() -> None:
+    # NVIDIA/nccl#1016 title (torch 2.1 on H100) as the final line of a traceback
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/lib/python3.12/site-packages/torch/distributed/run.py", line 918, in main',
+        "RuntimeError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+    ]
+    records = feed(lines)
+    (nccl,) = events(records, "nccl_timeout")
+    assert nccl.data["error"] == "unhandled system error"
+    assert len(events(records, "traceback")) == 1
+
+
+# ------------------------------------------------------------------------------------ checkpoints
+def test_checkpoint_saves_from_real_logs() -> None:
+    found = []
+    for name in (
+        "moddednanogpt__AkramjitS_gpt-lab-diffusion__train.log_L7720-7732.log",
+        "hf_trainer__LMSYS_slice3_eval_end_warnings_evaldict_checkpoint.log",
+        "mmengine__chg0901_openmmlab2-hong__frcnn_20230604_120745_L1394-1432.log",
+    ):
+        found += [(e.data, e.severity) for e in events(feed(_lines(REAL_LOGS / name)), "checkpoint")]
+    assert found == [
+        ({"path": "experiments/20250530_144815_ModdedGPT/state_step002000.pt"}, "info"),
+        ({"path": "output/toasty-sponge-403/checkpoint-200"}, "info"),
+        ({"epoch": 5}, "info"),
+        ({"path": "best_coco_bbox_mAP_epoch_5.pth"}, "info"),
+    ]
+
+
+def test_config_dumps_are_not_checkpoints() -> None:
+    # seed 004 Megatron/DeepSpeed config dump: `checkpoint_activations ....... True`, checkpointing.py lines
+    path = seed("004")
+    records = feed(_lines(path)[:400])
+    assert events(records, "checkpoint") == []
+    assert [e for e in _all_events(records) if e.kind not in ("overflow", "nan")] == []
+
+
+# ----------------------------------------------------------------------------- finish / restart
+def test_finished_markers_are_reported_once() -> None:
+    lines = [
+        # Lightning prints through two handlers (find_string hit: a notebook run, lightning 2.x)
+        "INFO: `Trainer.fit` stopped: `max_epochs=20` reached.",
+        "INFO:lightning.pytorch.utilities.rank_zero:`Trainer.fit` stopped: `max_epochs=20` reached.",
+    ]
+    (done,) = events(feed(lines), "finished")
+    assert done.data == {"max_epochs": 20}
+    # torchrun agent after a clean run (strings from torch/distributed/elastic/agent/server/api.py)
+    agent = [
+        "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300 "
+        "seconds for other agents to finish.",
+        "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (WorkerState.SUCCEEDED). "
+        "Waiting 300 seconds for other agents to finish",
+        "INFO:torch.distributed.elastic.agent.server.api:Done waiting for other agents. Elapsed: 0.0012 seconds",
+    ]
+    assert len(events(feed(agent), "finished")) == 1
+
+
+def test_not_finished_markers() -> None:
+    lines = [
+        # seed 002: a barrier, not the end of training
+        "2024-02-20,09:49:41 | INFO | Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 4 nodes.",
+        "  max_restarts     : 3",  # torchrun launch config dump (pytorch/pytorch#91943)
+        "Validating on 40960 tokens (10 steps with 4096 batch size)",
+    ]
+    assert _all_events(feed(lines)) == []
+
+
+def test_restarts() -> None:
+    lines = [
+        "INFO:torch.distributed.launcher.api:Starting elastic_operator with launch configs:",  # pytorch#91943
+        "[INFO] [ft_launcher] [default] Worker group FAILED. 3/3 attempts left; will restart worker group",
+        "INFO:torch.distributed.launcher.api:Starting elastic_operator with launch configs:",
+    ]
+    restarts = events(feed(lines), "restart")
+    assert restarts[0].data == {"attempt": 1, "attempts_left": 3, "max_restarts": 3, "state": "FAILED"}
+    assert restarts[1].data == {"launch": 2}
+    assert len(restarts) == 2  # the first launch is not a restart
+
+
+def test_parser_never_raises_on_seed_004() -> None:
+    records: list[Record] = []
+    runner = SourceParser("t.log", [EventsParser()], records.append)
+    runner.feed_lines(Line(no, text) for no, text in enumerate(_lines(seed("004")), 1))
+    runner.finish()
+    assert runner.stats.parser_errors == 0
+    assert events(records, "checkpoint") == [] and events(records, "traceback") == []

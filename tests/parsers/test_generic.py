@@ -1,0 +1,109 @@
+"""Generic fallback. Sources: /work/shared/real_logs/deepspeed__saforem2_vault__* (custom loop),
+a public build-nanogpt style log (`step 0 | loss: ... | tokens/sec: ...`), modula-systems/modula PR #1
+(`step: 10  train loss: 3.11 ... MFU: 63.91%`), karpathy/llm.c issue #77 (`iteration 0, loss: ..., time: ...ms`),
+NVIDIA/Megatron-LM issue #449 (argument dump), the modded-nanogpt real log (argument overrides)."""
+
+from __future__ import annotations
+
+import pytest
+from _feed import feed, steps
+from _pipeline import read
+from conftest import REAL_LOGS, SAMPLES
+
+from trainwatch.parsers.formats.generic import GenericParser, parse_fields
+
+
+def test_custom_loop_real_log_yields_steps() -> None:
+    path = next(REAL_LOGS.glob("deepspeed__saforem2_vault__*"))
+    records, _ = read(path)
+    got = steps(records)
+    assert [s.step for s in got] == [1, 6, 9, 14]
+    assert [s.line for s in got] == [10, 11, 18, 19]
+    first = got[0].metrics
+    assert first == {
+        "epoch": 1.0,
+        "step_time_s": 0.3665,
+        "batch_acc": 0.1094,
+        "batch_loss": 0.009,
+        "acc": 0.0149,
+        "running_loss": 0.0012,
+    }
+
+
+def test_pipe_separated_loop() -> None:
+    records, _ = read(SAMPLES / "generic__build_nanogpt_tokens_sec.log")
+    got = steps(records)
+    assert [s.step for s in got] == [0, 1, 2, 3]
+    assert got[1].metrics == {
+        "loss": 9.649478,
+        "lr": 0.00012,
+        "norm": 9.5112,
+        "step_time_s": pytest.approx(4.43157),
+        "tokens_per_s": 118307.47,
+    }
+
+
+def test_colon_fields_and_percent() -> None:
+    # modula-systems/modula PR #1
+    fields = parse_fields(
+        "step: 10         train loss: 3.11        test loss: 3.05         tokens/gpu/sec: 9378.40         MFU: 63.91%"
+    )
+    assert fields == (10, {"loss": 3.11, "test_loss": 3.05, "tokens_gpu_sec": 9378.4, "mfu_pct": 63.91})
+
+
+def test_held_lines_emitted_in_order_once_template_repeats() -> None:
+    # karpathy/llm.c#77 (python reference loop)
+    lines = [
+        "iteration 0, loss: 2.86417818069458, time: 2833.053ms",
+        "wrote gpt2_124M.bin",
+        "iteration 1, loss: 2.071094512939453, time: 224.394ms",
+        "iteration 2, loss: 1.5036660432815552, time: 211.509ms",
+    ]
+    got = steps(feed(lines, [GenericParser()]))
+    assert [(s.step, s.line) for s in got] == [(0, 1), (1, 3), (2, 4)]
+    assert got[0].metrics == {"loss": pytest.approx(2.86417818069458), "step_time_s": pytest.approx(2.833053)}
+
+
+def test_one_off_line_is_not_a_step() -> None:
+    assert steps(feed(["iteration 0, loss: 2.86417818069458, time: 2833.053ms"], [GenericParser()])) == []
+
+
+def test_counter_must_increase() -> None:
+    line = "iteration 0, loss: 2.86417818069458, time: 2833.053ms"
+    assert steps(feed([line, line, line], [GenericParser()])) == []
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # NVIDIA/Megatron-LM#449: argument dump
+        [
+            "  log_interval .................................... 100",
+            "  loss_scale_window ............................... 1000",
+            "  lr .............................................. 0.0003",
+            "  lr_decay_iters .................................. 320000",
+        ],
+        # modded-nanogpt real log: argument overrides (numbers, `=`, no step counter)
+        ["  --train_seq_len = 4096", "  --val_seq_len = 4096", "  --train_steps = 20000", "  --grad_acc_steps = 8"],
+        # /work/shared/real_logs/mmengine__*_L1394-1432: validation batches are not training steps
+        [
+            "2023/06/04 12:10:25 - mmengine - INFO - Epoch(val)  [5][ 1/22]    eta: 0:00:08  time: 0.4120  data_time: 0.2596  memory: 1264  ",
+            "2023/06/04 12:10:25 - mmengine - INFO - Epoch(val)  [5][ 2/22]    eta: 0:00:05  time: 0.2780  data_time: 0.1318  memory: 1125  ",
+        ],
+        # saforem2 real log: repeated key=value without a counter
+        [
+            "[2023-01-11 13:28:15,367][mlprof.trainers.pytorch.trainer][INFO] - [TRAIN]  loss=0.0003  acc=1%",
+            "[2023-01-11 13:28:15,367][mlprof.trainers.pytorch.trainer][INFO] - [TRAIN]  loss=0.0002  acc=2%",
+        ],
+    ],
+)
+def test_never_fires_on_config_dumps_or_counterless_lines(lines: list[str]) -> None:
+    assert steps(feed(lines, [GenericParser()])) == []
+
+
+def test_specific_parsers_win() -> None:
+    # the torchtitan sample is understood by its own parser, never by the fallback
+    records, pipeline = read(SAMPLES / "torchtitan__pr1287_dcp_llama3.log")
+    state = pipeline.store.sources[str(SAMPLES / "torchtitan__pr1287_dcp_llama3.log")]
+    assert "generic" not in state.formats
+    assert len(steps(records)) == 6

@@ -1,0 +1,144 @@
+"""HF Trainer dicts and bars. Sources: /work/shared/real_logs/hf_trainer__LMSYS_* (a real Gemma-2 LoRA run,
+stdout buffered), huggingface/transformers PR #9613 (TFTrainer banner and dicts with 'step'),
+transformers >= 4.47 string-valued dicts as printed in a PBS tutorial's expected output
+(find_string "{'loss': '0." hit: 'imdb_sentiment.o*' log), the Trainer summary dict from the
+same output."""
+
+from __future__ import annotations
+
+from _pipeline import read
+from conftest import REAL_LOGS, SAMPLES
+from fw_recorder import run, run_file
+
+from trainwatch.parsers.formats.hf_trainer import HFTrainerParser, parse_log_dict
+from trainwatch.records import Event, Step
+
+SLICE1 = REAL_LOGS / "hf_trainer__LMSYS_slice1_bar_then_buffered_dicts.log"
+
+
+def test_buffered_burst_keeps_every_dict_and_invents_no_step() -> None:
+    rec, understood = run_file(HFTrainerParser(), SLICE1)
+    assert all(understood)
+    losses = [c.data["metrics"]["loss"] for c in rec.steps]
+    # the first dict is glued to bar 200/8264, yet its epoch is 0.0: it was logged ~step 10
+    assert losses == [12.4476, 4.7047, 0.6081, 0.5237, 0.5581]
+    assert [c.step for c in rec.steps] == [None] * 5
+    assert [c.line for c in rec.steps] == [1, 2, 3, 4, 5]
+    first = rec.steps[0].data["metrics"]
+    assert first == {"loss": 12.4476, "grad_norm": 35.838836669921875, "lr": 2.333333333333333e-05, "epoch": 0.0}
+
+
+def test_eval_dict_glued_after_eval_bar() -> None:
+    rec, _ = run_file(HFTrainerParser(), REAL_LOGS / "hf_trainer__LMSYS_slice3_eval_end_warnings_evaldict_checkpoint.log")
+    assert len(rec.steps) == 1
+    m = rec.steps[0].data["metrics"]
+    assert m["eval_loss"] == 0.516632080078125
+    assert m["eval_runtime"] == 642.6463
+    assert m["eval_samples_per_second"] == 4.587
+    assert m["epoch"] == 0.05
+    assert "loss" not in m and "samples_per_s" not in m
+
+
+def test_string_values_and_summary_dict() -> None:
+    parsed = parse_log_dict("{'loss': '0.2608', 'grad_norm': '6.51', 'learning_rate': '1.001e-05', 'epoch': '1'}")
+    assert parsed == (None, {"loss": 0.2608, "grad_norm": 6.51, "lr": 1.001e-05, "epoch": 1.0}, False)
+    parsed = parse_log_dict(
+        "{'train_runtime': '282.2', 'train_samples_per_second': '177.2', 'train_steps_per_second': '11.08', "
+        "'train_loss': '0.2033', 'epoch': '2'}"
+    )
+    assert parsed is not None
+    _, metrics, summary = parsed
+    assert summary
+    # the run's mean loss keeps its own name: it is not a step's loss
+    assert metrics == {"train_runtime": 282.2, "train_samples_per_second": 177.2, "train_steps_per_second": 11.08,
+                       "train_loss": 0.2033, "epoch": 2.0}
+
+
+def test_printed_step_is_used() -> None:
+    # huggingface/transformers PR #9613 (TFTrainer)
+    text = (
+        "[INFO|trainer_tf.py:531] 2021-01-15 10:27:59,136 >>   Steps per epoch = 115\n"
+        "[INFO|trainer_tf.py:398] 2021-01-15 10:28:50,371 >> {'loss': 0.6347228, 'learning_rate': 4.891304e-05, "
+        "'epoch': 0.08695652173913043, 'step': 10}\n"
+    )
+    rec, _ = run(HFTrainerParser(), text)
+    assert [(c.step, c.data["metrics"]["loss"]) for c in rec.steps] == [(10, 0.6347228)]
+
+
+BANNER = (
+    "***** Running training *****\n"
+    "  Num examples = 1000\n"
+    "  Num Epochs = 1\n"
+    "  Instantaneous batch size per device = 8\n"
+    "  Total train batch size (w. parallel, distributed & accumulation) = 8\n"
+    "  Gradient Accumulation steps = 1\n"
+    "  Total optimization steps = 125\n"
+)  # banner from a public README's expected output of `python train.py` (find_string "Total optimization steps = ")
+
+
+def test_unbuffered_dict_takes_the_redrawn_bar_position() -> None:
+    # The byte order tqdm.write produces with unbuffered stdout: bar, clear, dict, bar redrawn.
+    # Bar and dict texts are the real ones above (bar format of the LMSYS log, 125-step run).
+    text = BANNER + (
+        "\r 40%|████      | 49/125 [00:38<00:59,  1.27it/s]\r 40%|████      | 50/125 [00:39<00:59,  1.27it/s]"
+        "\r                                                  \r"
+        "{'loss': 0.5047, 'grad_norm': 1.1808810234069824, 'learning_rate': 6.993480396892148e-05, 'epoch': 0.4}\n"
+        "\r 40%|████      | 50/125 [00:39<00:59,  1.27it/s]\r 41%|████      | 51/125 [00:40<00:58,  1.27it/s]\n"
+    )
+    rec, _ = run(HFTrainerParser(), text)
+    dicts = [c for c in rec.steps if "loss" in c.data["metrics"]]
+    assert [(c.step, c.line) for c in dicts] == [(50, 8)]
+    progress = [c for c in rec.steps if "total_steps" in c.data["metrics"]]
+    assert [c.step for c in progress] == [49, 50, 50, 51]
+    assert progress[0].data["metrics"] == {"total_steps": 125.0, "step_time_s": 1 / 1.27}
+
+
+def test_unbuffered_step_contradicted_by_epoch_is_dropped() -> None:
+    text = BANNER + (
+        "\r 40%|████      | 50/125 [00:39<00:59,  1.27it/s]\r            \r"
+        "{'loss': 4.7047, 'grad_norm': 11.237261772155762, 'learning_rate': 4.666666666666666e-05, 'epoch': 0.0}\n"
+        "\r 40%|████      | 50/125 [00:39<00:59,  1.27it/s]\n"
+    )
+    rec, _ = run(HFTrainerParser(), text)
+    assert [c.step for c in rec.steps if "loss" in c.data["metrics"]] == [None]
+
+
+def test_summary_dict_at_the_final_bar_position() -> None:
+    text = BANNER + (
+        "100%|██████████| 125/125 [01:36<00:00,  1.27it/s]\n\nTraining completed. Do not forget to share your model\n\n"
+        "{'train_runtime': 96.9102, 'train_samples_per_second': 10.319, 'train_steps_per_second': 1.29, "
+        "'train_loss': 0.5495736083984375, 'epoch': 1.0}        \n"
+    )
+    rec, _ = run(HFTrainerParser(), text)
+    summary = [c for c in rec.steps if "train_runtime" in c.data["metrics"]]
+    assert [c.step for c in summary] == [125]
+
+
+def test_half_matches_yield_nothing() -> None:
+    p = HFTrainerParser()
+    for text in (
+        "{'loss': 0.5047, 'grad_norm': 1.18",  # a dict cut by a buffer flush
+        "{'loss': 'abc', 'epoch': 'x'}",
+        "print({'a': 1})",
+        "tr_loss_step = self.training_step(model, inputs)",
+        "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]",
+    ):
+        rec, understood = run(p, text + "\n")
+        assert rec.steps == [] and understood in ([], [False]), text
+
+
+def test_pipeline_on_the_real_slices() -> None:
+    records, pipeline = read(SAMPLES / "hf_trainer__lmsys_slice1_buffered_burst.log")
+    steps = [r for r in records if isinstance(r, Step)]
+    assert [s.metrics["loss"] for s in steps] == [12.4476, 4.7047, 0.6081, 0.5237, 0.5581]
+    assert all(s.step is None for s in steps)
+    reader = next(iter(pipeline.readers.values()))
+    assert reader.parser.stats.formats == ["hf_trainer"]
+    assert reader.parser.stats.not_understood == 0
+
+    records, _ = read(SAMPLES / "hf_trainer__lmsys_slice3_eval_dict_checkpoint.log")
+    evals = [r for r in records if isinstance(r, Step) and "eval_loss" in r.metrics]
+    assert [(e.line, e.metrics["eval_loss"]) for e in evals] == [(12, 0.516632080078125)]
+    assert [r.data.get("path") for r in records if isinstance(r, Event) and r.kind == "checkpoint"] == [
+        "output/toasty-sponge-403/checkpoint-200"
+    ]

@@ -1,0 +1,94 @@
+"""tqdm progress bars as several frameworks print them (HF Trainer, Lightning, Ultralytics).
+
+    Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]
+      2%|██████▊     | 200/8264 [23:37<15:44:25,  7.03s/it]{'loss': 12.4476, ...}
+    Epoch 0:  34% 1020/3000 [01:04<02:05, 15.73it/s, loss=1.2, v_num=1024]      (notebook, no bar)
+
+A helper, not a parser: it has no Parser subclass, so the registry registers nothing from it.
+The rate tqdm prints is its smoothed estimate; `seconds_per_it` turns `it/s` into `s/it`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from trainwatch.numbers import parse_eta_s, parse_number, parse_rate
+
+_BAR = re.compile(
+    r"(?P<pct>\d{1,3})%(?:\|(?P<bar>[^|]*)\||\s)\s*(?P<n>\d+)/(?P<total>\d+)\s*\[(?P<inner>[^\]]*)\]"
+)
+_CLOCK = re.compile(r"^\d+(?::\d{2}){1,2}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    desc: str  # text before the percentage, stripped of its trailing colon: "Epoch 0"
+    n: int
+    total: int
+    seconds_per_it: float | None
+    elapsed_s: float | None
+    remaining_s: float | None
+    postfix: tuple[tuple[str, str], ...]  # ("loss", "0.234"), ("v_num", "12")
+    start: int  # match span in the text (what is glued after the bar starts at `end`)
+    end: int
+
+
+def _clock_s(text: str) -> float | None:
+    t = text.strip()
+    if not _CLOCK.match(t):
+        return None
+    parts = [int(p) for p in t.split(":")]
+    if len(parts) == 2:
+        parts.insert(0, 0)
+    return parse_eta_s(f"{parts[0]}:{parts[1]:02d}:{parts[2]:02d}")
+
+
+def find_bar(text: str) -> Bar | None:
+    """The first tqdm bar in the text, or None."""
+    m = _BAR.search(text)
+    if not m:
+        return None
+    n, total = int(m.group("n")), int(m.group("total"))
+    if total <= 0 or n > total:
+        return None
+    parts = [p.strip() for p in m.group("inner").split(",")]
+    if not parts or "<" not in parts[0]:
+        return None
+    elapsed, _, remaining = parts[0].partition("<")
+    seconds_per_it: float | None = None
+    postfix: list[tuple[str, str]] = []
+    for i, part in enumerate(parts[1:]):
+        if i == 0:
+            rate = parse_rate(part)
+            if rate is not None:
+                name, speed = rate
+                if name == "s_per_it":
+                    seconds_per_it = speed
+                elif speed > 0:
+                    seconds_per_it = 1.0 / speed
+                continue
+            if part.endswith(("it/s", "s/it")):  # `?it/s`: no rate yet
+                continue
+        key, eq, value = part.partition("=")
+        if eq and key.strip():
+            postfix.append((key.strip(), value.strip()))
+    desc = text[: m.start()].rstrip()
+    if desc.endswith(":"):
+        desc = desc[:-1]
+    return Bar(
+        desc=desc.strip(),
+        n=n,
+        total=total,
+        seconds_per_it=seconds_per_it,
+        elapsed_s=_clock_s(elapsed),
+        remaining_s=_clock_s(remaining),
+        postfix=tuple(postfix),
+        start=m.start(),
+        end=m.end(),
+    )
+
+
+def postfix_number(value: str) -> float | None:
+    """A postfix value (`0.234`, `'0.234'`, `1.2e-05`); None for text such as `v_num=ph0c`."""
+    return parse_number(value)

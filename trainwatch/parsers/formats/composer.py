@@ -1,0 +1,100 @@
+"""MosaicML Composer / llm-foundry console logger: a `[batch=N/M]:` header, then one indented
+`Train <name>: <value>` line per metric (`Train loss/train/total: 12.0000`).
+
+The block is held until a line that is not one of its metric lines. `srun -l` prefixes every
+line with `0: `; that prefix is the rank. `[Eval batch=...]` blocks are evaluation progress: their
+`Eval <name>` metrics are attached to the last training batch as `eval_<name>`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainwatch.lines.assembler import Line
+from trainwatch.names import snake
+from trainwatch.numbers import parse_number
+from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.timestamps import line_time
+
+_SRUN = re.compile(r"^ *(\d{1,5}): ")
+_HEADER = re.compile(r"^\[(?P<eval>Eval )?batch=(?P<step>\d+)/(?P<total>\d+)\]:?")
+_METRIC = re.compile(r"^\s+(?P<kind>Train|Eval) (?P<name>\S+): (?P<value>\S+)\s*$")
+_LR = re.compile(r"^lr-[^/]+/group0$")
+_MAX_METRICS = 500
+
+_NAMES = {
+    "loss/train/total": "loss",
+    "throughput/samples_per_sec": "samples_per_s",
+    "throughput/tokens_per_sec": "tokens_per_s",
+    "throughput/device/tokens_per_sec": "tokens_per_s_per_gpu",
+    "throughput/device/samples_per_sec": "samples_per_s_per_gpu",
+}
+
+
+class ComposerParser(Parser):
+    name = "composer"
+    title = "Composer / llm-foundry"
+    triggers = ()  # the block ends on the first line that is not a metric line
+    example = "[batch=1/300000000]:\n\t Train time/batch: 0\n\t Train loss/train/total: 12.0000"
+    priority = 100
+
+    def __init__(self) -> None:
+        self._step: int | None = None
+        self._eval = False
+        self._line = 0
+        self._time: str | None = None
+        self._rank: int | None = None
+        self._metrics: dict[str, float] | None = None
+        self._last_train: int | None = None
+
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        rank: int | None = None
+        srun = _SRUN.match(text)
+        if srun:
+            rank = int(srun.group(1))
+            text = text[srun.end() :]
+        else:  # the runner may already have stripped the label: the raw line still has it
+            raw = _SRUN.match(line.text)
+            if raw:
+                rank = int(raw.group(1))
+        if self._metrics is not None:
+            m = _METRIC.match(text)
+            if m and (m.group("kind") == "Eval") == self._eval and len(self._metrics) < _MAX_METRICS:
+                self._add(m.group("name"), m.group("value"))
+                return True
+            self._emit(out)
+        if "batch=" not in text:
+            return False
+        m = _HEADER.match(text)
+        if not m:
+            return False
+        self._eval = m.group("eval") is not None
+        if self._eval:
+            self._metrics = {}
+            self._step = self._last_train
+        else:
+            self._step = self._last_train = int(m.group("step"))
+            self._metrics = {"total_steps": float(int(m.group("total")))}
+        self._line = line.no
+        self._time = line_time(text)
+        self._rank = rank
+        return True
+
+    def finish(self, out: Emitter) -> None:
+        self._emit(out)
+
+    def _add(self, label: str, raw: str) -> None:
+        value = parse_number(raw)
+        if value is None or self._metrics is None:
+            return
+        if self._eval:
+            self._metrics[f"eval_{snake(label)}"] = value
+        elif _LR.match(label):
+            self._metrics["lr"] = value
+        else:
+            self._metrics[_NAMES.get(label) or snake(label)] = value
+
+    def _emit(self, out: Emitter) -> None:
+        metrics, self._metrics = self._metrics, None
+        if metrics and (self._eval or len(metrics) > 1):
+            out.step(self._step, metrics, rank=self._rank, time=self._time, line=self._line)

@@ -1,0 +1,272 @@
+"""DeepSpeed engine output: wall_clock_breakdown timers, step=N progress, timer.py throughput,
+fp16 OVERFLOW, see_memory_usage and checkpoint saves.
+
+Step attribution of the timer lines. DeepSpeed prints no step number on them, so the step is
+counted from the engine's own `step=N` progress lines (printed at init as `step=0` and every
+`steps_per_print`). Per optimizer step DeepSpeed prints, in this order: the ZeRO optimizer's
+`optimizer_*` timers (absent on an overflow step, which prints `OVERFLOW!` instead), then when
+due `step=N` and the timer.py line, then the `*_microstep` timers (once per micro-batch) and the
+global `forward/backward/step` timers once. So after `step=N` the breakdown lines belong to N;
+a global line closes its step; an `optimizer_*` line or OVERFLOW opens the next step when the
+current one already had one (logs without global lines, e.g. Megatron+DeepSpeed). Every
+`step=N` re-syncs the count. Before the first `step=N` (or after a checkpoint load, which moves
+the engine's counter) the step is unknown and the records say `step: null`.
+
+timer.py's counters restart at every launch, unlike the engine's: its `global_step` is used
+only when the engine's step is not known, and the old `0/100, SamplesPerSec=` form reports the
+running average (DeepSpeed's `avg_samples_per_sec`), so it becomes `running_avg_samples_per_s`.
+
+DeepSpeed's "GB" (`MemAllocated=5.29GB`, `MA 1.2 GB`) is bytes / 1024**3, i.e. GiB: taken as is.
+see_memory_usage lines carry no step: they become a step record at the last reported step when
+one is known (the memory was read after it), and are otherwise ignored (init-time readings).
+
+The comms logger (`comm op: broadcast | ... | time (ms): 4138.40 | msg size: ...`) is left
+alone: those are single collective calls, not phases of a training step.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from trainwatch.lines.assembler import Line
+from trainwatch.names import phase_name
+from trainwatch.numbers import ms_to_s, parse_number
+from trainwatch.parsers.base import Emitter, Parser
+
+_TIMER = re.compile(r"(?:\[Rank (?P<rank_a>\d+)\]\s+)?(?:\brank=(?P<rank_b>\d+)\s+)?\btime \(ms\)\s*\|(?P<body>.*)$")
+_FIELD = re.compile(r"^\s*(?P<name>[A-Za-z_][\w-]*)\s*:\s*(?P<value>\S+)\s*$")
+_PROGRESS = re.compile(
+    r"(?:\[Rank (?P<rank>\d+)\]\s+)?\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+), lr=\[(?P<lr>[^\]]*)\]"
+)
+_TIMER_NEW = re.compile(
+    r"\bepoch=(?P<epoch>\d+)/micro_step=(?P<micro>\d+)/global_step=(?P<step>\d+), "
+    r"RunningAvgSamplesPerSec=(?P<avg>[^,\s]+), CurrSamplesPerSec=(?P<curr>[^,\s]+)"
+    r"(?:, MemAllocated=(?P<mem>[\d.]+)GB, MaxMemAllocated=(?P<maxmem>[\d.]+)GB)?"
+)
+_TIMER_OLD = re.compile(r"\] (?P<epoch>\d+)/(?P<step>\d+), SamplesPerSec=(?P<avg>[^,\s]+)\s*$")
+_OVERFLOW = re.compile(
+    r"\[(?:deepscale|deepspeed)\] OVERFLOW! Rank (?P<rank>\d+) Skipping step\. "
+    r"Attempted loss scale: (?P<attempted>[\d.]+), "
+    r"(?:reducing to (?P<new>[\d.]+)|but hysteresis is (?P<hyst>\d+)\. Reducing hysteresis to (?P<new_hyst>\d+))"
+    r"\s*$"
+)
+_MEMORY = re.compile(
+    r"\bMA (?P<ma>[\d.]+) GB\s+Max_MA (?P<max_ma>[\d.]+) GB\s+CA (?P<ca>[\d.]+) GB\s+Max_CA (?P<max_ca>[\d.]+) GB\s*$"
+)
+_CHECKPOINT = re.compile(r"\bSaving model checkpoint: (?P<path>\S+)\s*$")
+_GLOBAL_STEP_TAG = re.compile(r"global_step(\d+)")
+_LOADING = re.compile(r"\bloading checkpoint\b", re.I)
+
+_GLOBAL_TIMERS = {"forward", "backward", "backward_inner", "backward_allreduce", "step"}
+_RAW_GLOBAL = {
+    "forward",
+    "backward",
+    "backward_inner",
+    "backward_allreduce",
+    "step",
+    "fwd",
+    "bwd",
+    "bwd_inner",
+    "bwd_allreduce",
+}
+
+
+def _ms_fields(body: str) -> dict[str, float] | None:
+    """`forward: 6475.32 | backward: 3422.89` -> raw names to ms; None if any piece is not that."""
+    found: dict[str, float] = {}
+    for piece in body.split("|"):
+        if not piece.strip():
+            continue
+        m = _FIELD.match(piece)
+        if not m:
+            return None
+        value = parse_number(m.group("value"))
+        if value is None:
+            return None
+        found[m.group("name")] = value
+    return found or None
+
+
+def _is_deepspeed_name(raw: str) -> bool:
+    return raw in _RAW_GLOBAL or raw.endswith("_microstep") or raw.startswith("optimizer_")
+
+
+class DeepSpeedParser(Parser):
+    name: ClassVar[str] = "deepspeed"
+    title: ClassVar[str] = "DeepSpeed"
+    triggers: ClassVar[tuple[str, ...]] = (
+        "time (ms)",
+        "step=",
+        "SamplesPerSec=",
+        "OVERFLOW!",
+        "Max_MA ",
+        "Saving model checkpoint: ",
+        "oading checkpoint",
+    )
+    example: ClassVar[str] = (
+        "[2024-02-20 09:55:01,108] [INFO] [logging.py:77:log_dist] [Rank 0] rank=0 time (ms) | "
+        "forward: 6475.32 | backward: 3422.89 | backward_inner: 3105.27 | backward_allreduce: 317.44 | step: 8489.29"
+    )
+    priority: ClassVar[int] = 100
+
+    def __init__(self) -> None:
+        # The engine step the next breakdown line belongs to (None: not known).
+        self._cur: int | None = None
+        # Whether `_cur` already had its optimizer timers (or overflow, or step=N line).
+        self._cur_has_opt = False
+
+    # ----------------------------------------------------------------- feed
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if "time (ms)" in text:
+            return self._timer_line(text, out)
+        if "step=" in text:
+            m = _PROGRESS.search(text)
+            if m:
+                return self._progress(m, out)
+        if "SamplesPerSec=" in text:
+            return self._throughput(text, out)
+        if "OVERFLOW!" in text:
+            m = _OVERFLOW.search(text)
+            if m:
+                return self._overflow(m, out)
+            return False
+        if "Max_MA " in text:
+            m = _MEMORY.search(text)
+            if m:
+                return self._memory(m, out)
+            return False
+        if "Saving model checkpoint: " in text:
+            m = _CHECKPOINT.search(text)
+            if m:
+                return self._checkpoint(m, out)
+            return False
+        if _LOADING.search(text):
+            # A checkpoint load sets the engine's step to the saved one: the count is lost
+            # until the next `step=N`. Not a record: other parsers may still want the line.
+            self._cur = None
+        return False
+
+    # -------------------------------------------------------------- timers
+    def _timer_line(self, text: str, out: Emitter) -> bool:
+        m = _TIMER.search(text)
+        if not m:
+            return False
+        raw = _ms_fields(m.group("body"))
+        if raw is None:
+            return False
+        rank_text = m.group("rank_b") or m.group("rank_a")
+        if rank_text is None and not all(_is_deepspeed_name(name) for name in raw):
+            return False  # a bare `time (ms) | forward: .. | allreduce: ..` is Megatron's
+        rank = int(rank_text) if rank_text is not None else None
+        phases = {phase_name(name): ms_to_s(value) for name, value in raw.items()}
+        names = set(phases)
+        if all(name.startswith("optimizer_") for name in names):
+            if self._cur is not None and self._cur_has_opt:
+                self._cur += 1
+            self._cur_has_opt = True
+            step = self._cur
+        elif all(name.endswith("_microstep") for name in names):
+            step = self._cur
+        elif names <= _GLOBAL_TIMERS and "forward" in names:
+            step = self._cur
+            if self._cur is not None:
+                self._cur += 1
+            self._cur_has_opt = False
+        else:
+            step = None  # other engine timers (e.g. init_optimizer_state): no step
+        out.phases(step, phases, rank=rank)
+        return True
+
+    def _progress(self, m: re.Match[str], out: Emitter) -> bool:
+        step = int(m.group("step"))
+        lrs = [p for p in m.group("lr").split(",") if p.strip()]
+        metrics: dict[str, float] = {"skipped": float(int(m.group("skipped")))}
+        if lrs:
+            lr = parse_number(lrs[0])
+            if lr is None:
+                return False
+            metrics = {"lr": lr, **metrics}
+        # step=N is printed after step N's optimizer timers, before its breakdown lines.
+        self._cur = step
+        self._cur_has_opt = True
+        rank = m.group("rank")
+        out.step(step, metrics, rank=int(rank) if rank is not None else None)
+        return True
+
+    def _throughput(self, text: str, out: Emitter) -> bool:
+        m = _TIMER_NEW.search(text)
+        metrics: dict[str, float] = {}
+        if m:
+            avg, curr = parse_number(m.group("avg")), parse_number(m.group("curr"))
+            if avg is None or curr is None:
+                return False
+            metrics = {"samples_per_s": curr, "running_avg_samples_per_s": avg}
+            if m.group("mem") is not None:
+                metrics["mem_gib"] = float(m.group("mem"))
+                metrics["max_mem_gib"] = float(m.group("maxmem"))
+            metrics["epoch"] = float(int(m.group("epoch")))
+            printed = int(m.group("step"))
+        else:
+            m = _TIMER_OLD.search(text)
+            if not m:
+                return False
+            avg = parse_number(m.group("avg"))
+            if avg is None:
+                return False
+            metrics = {"running_avg_samples_per_s": avg, "epoch": float(int(m.group("epoch")))}
+            printed = int(m.group("step"))
+        step = self._cur if self._cur is not None else printed
+        if self._cur is None:
+            self._cur = printed
+            self._cur_has_opt = True
+        out.step(step, metrics)
+        return True
+
+    # -------------------------------------------------------------- events
+    def _overflow(self, m: re.Match[str], out: Emitter) -> bool:
+        attempted = parse_number(m.group("attempted"))
+        if attempted is None:
+            return False
+        data: dict[str, float | int] = {"attempted_scale": _int_if_whole(attempted)}
+        if m.group("new") is not None:
+            new = parse_number(m.group("new"))
+            if new is None:
+                return False
+            data["new_scale"] = _int_if_whole(new)
+        else:
+            data["hysteresis"] = int(m.group("hyst"))
+            data["new_hysteresis"] = int(m.group("new_hyst"))
+        # An overflow step prints OVERFLOW in place of its optimizer timers.
+        if self._cur is not None and self._cur_has_opt:
+            self._cur += 1
+        self._cur_has_opt = True
+        message = m.group(0).split("] ", 1)[-1].strip()
+        out.event("overflow", "warning", message, data, step=self._cur, rank=int(m.group("rank")))
+        return True
+
+    def _memory(self, m: re.Match[str], out: Emitter) -> bool:
+        step = out.last_step()
+        if step is None:
+            return False
+        out.step(
+            step,
+            {
+                "mem_gib": float(m.group("ma")),
+                "max_mem_gib": float(m.group("max_ma")),
+                "reserved_mem_gib": float(m.group("ca")),
+                "max_reserved_mem_gib": float(m.group("max_ca")),
+            },
+        )
+        return True
+
+    def _checkpoint(self, m: re.Match[str], out: Emitter) -> bool:
+        path = m.group("path")
+        tag = _GLOBAL_STEP_TAG.search(path)
+        step = int(tag.group(1)) if tag else None
+        out.event("checkpoint", "info", f"Saving model checkpoint: {path}", {"path": path}, step=step)
+        return True
+
+
+def _int_if_whole(value: float) -> float | int:
+    return int(value) if value.is_integer() else value

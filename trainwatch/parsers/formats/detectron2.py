@@ -1,0 +1,58 @@
+"""detectron2 (and d2go / detectron2-based projects) `CommonMetricPrinter` lines.
+
+    [04/05 01:30:24 d2.utils.events]:  eta: 0:03:35  iter: 19  total_loss: 1.36  loss_cls: 0.6522  time: 0.3636  data_time: 0.1102  lr: 3.8077e-06  max_mem: 433M
+    [04/14 09:05:02] d2.utils.events INFO:  eta: 0:11:54  iter: 119  total_loss: 9.214  ...  max_mem: 28515M
+
+Step is `iter` as printed (0-based: `iter: 19` is the 20th iteration). `total_loss` is the
+loss; every value is detectron2's median over its window (its design, not ours).
+`max_mem` is `torch.cuda.max_memory_allocated()` in MiB -> `max_mem_gib`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainwatch.lines.assembler import Line
+from trainwatch.names import metric_name
+from trainwatch.numbers import parse_eta_s, parse_mem_gib, parse_number
+from trainwatch.parsers.base import Emitter, Parser
+
+_BODY = re.compile(r"d2\.utils\.events\]?:?(?: INFO:)?\s+(?P<rest>.*\biter: (?P<iter>\d+)\b.*)$")
+_PAIR = re.compile(r"(?:^|\s)(?P<key>[A-Za-z_][\w/.-]*): (?P<value>\S+)")
+_RENAME = {"time": "step_time_s", "data_time": "data_time_s", "last_time": "last_time_s",
+           "last_data_time": "last_data_time_s"}
+
+
+class Detectron2Parser(Parser):
+    name = "detectron2"
+    title = "detectron2"
+    triggers = ("d2.utils.events",)
+    example = "[06/04 12:08:18 d2.utils.events]:  eta: 0:24:11  iter: 19  total_loss: 2.03  time: 0.4521  lr: 0.0004  max_mem: 3961M"
+    priority = 100
+
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        m = _BODY.search(text)
+        if m is None:
+            return False
+        metrics: dict[str, float] = {}
+        for pair in _PAIR.finditer(m.group("rest")):
+            key, raw = pair.group("key"), pair.group("value")
+            if key == "iter":
+                continue
+            if key == "eta":
+                eta = parse_eta_s(raw)
+                if eta is not None:
+                    metrics["eta_s"] = eta
+                continue
+            if key == "max_mem":
+                mem = parse_mem_gib(raw[:-1] if raw.endswith("M") else raw, default_unit="mib")
+                if mem is not None:
+                    metrics["max_mem_gib"] = mem
+                continue
+            value = parse_number(raw)
+            if value is not None:
+                metrics.setdefault(_RENAME.get(key) or metric_name(key), value)
+        if not metrics.keys() - {"eta_s"}:
+            return False  # a cut line: nothing measured
+        out.step(int(m.group("iter")), metrics)
+        return True

@@ -1,0 +1,236 @@
+"""Hugging Face Trainer / TRL / Accelerate: the metric dicts the Trainer prints, and its tqdm bar.
+
+    {'loss': 0.5047, 'grad_norm': 1.18, 'learning_rate': 6.99e-05, 'epoch': 0.05}
+    {'loss': '0.2608', 'grad_norm': '6.51', 'learning_rate': '1.001e-05', 'epoch': '1'}   (>= 4.47)
+    {'eval_loss': 0.5166, 'eval_runtime': 642.6, 'eval_samples_per_second': 4.587, 'epoch': 0.05}
+    {'train_runtime': 96.91, 'train_samples_per_second': 10.319, 'train_loss': 0.5495, 'epoch': 1.0}
+      2%|██████▊     | 200/8264 [23:37<15:44:25,  7.03s/it]{'loss': 12.4476, ...}
+
+Which step a dict belongs to. The dict holds no step (only TFTrainer adds `'step'`, used as is).
+`ProgressCallback.on_log` prints it with `tqdm.write` to stdout while the bar goes to stderr.
+- Unbuffered stdout (`python -u`, a terminal): `tqdm.write` clears the bar, prints the dict on its
+  own line and redraws the bar at the current position at once, so the frame that starts the
+  next line is the global step the dict was logged at. That is used, if the dict's epoch does
+  not contradict it (epoch >= n/total).
+- Buffered stdout (a file, a pipe, nohup; the usual case): dicts come out in bursts, long after
+  their step. A dict glued to a bar (`...7.03s/it]{'loss': ...}`) or a dict followed directly by
+  another is such a burst; the bar beside it is the flush time, not the step (the real
+  `LMSYS` slice: a dict with `'epoch': 0.0` glued to bar 200/8264 of a 2-epoch run, whose
+  learning-rate warmup says it was logged at step 10). From then on this source gets step=None
+  for its dicts: the step is not known, and `epoch` (printed) stays the honest x-axis.
+  Deriving a step from `epoch` x steps-per-epoch is not done: the Trainer rounds epoch to 2
+  digits, so a burst would share one invented step.
+- The final summary dict is logged after the last step: when the bar has reached its total, that
+  total is its step. Its `train_loss` is the run's mean loss, so it keeps its own name.
+The training bar is the one whose total is the banner's `Total optimization steps`, else the
+largest total seen (evaluation bars are shorter). With the banner known, each training bar frame
+also reports progress: step n, `total_steps`, and `step_time_s` from tqdm's (smoothed) s/it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from trainwatch.lines.assembler import Kind, Line
+from trainwatch.names import metric_name, snake
+from trainwatch.numbers import parse_number
+from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.formats._tqdm import Bar, find_bar
+from trainwatch.parsers.timestamps import line_time
+
+_BANNER = "***** Running training *****"
+_BANNER_FIELD = re.compile(
+    r"(?:^|>>|\s)\s*(Num examples|Num Epochs|Total optimization steps|Gradient Accumulation steps) = ([\d,.]+)\s*$"
+)
+_DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
+_BANNER_LINES = 20  # the banner's fields follow it within a few lines
+_MAX_DICT_CHARS = 20_000
+_SUMMARY_KEY = "train_runtime"
+
+
+@dataclass
+class _Held:
+    line: int
+    time: str | None
+    metrics: dict[str, float]
+    epoch: float | None
+    summary: bool
+
+
+def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | None:
+    """The dict the Trainer printed: (its 'step' if any, canonical metrics, is the final summary)."""
+    start_m = _DICT_START.search(text)
+    if start_m is None:
+        return None
+    start = start_m.start()
+    end = text.rfind("}")
+    if end <= start or end - start > _MAX_DICT_CHARS:
+        return None
+    try:
+        raw = ast.literal_eval(text[start : end + 1])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(raw, dict) or not raw:
+        return None
+    summary = _SUMMARY_KEY in raw
+    step: int | None = None
+    metrics: dict[str, float] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            continue
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)):
+            number: float | None = float(value)
+        elif isinstance(value, str):
+            number = parse_number(value)
+        else:
+            number = None
+        if number is None:
+            continue
+        if key == "step" and number.is_integer():
+            step = int(number)
+            continue
+        name = snake(key) if summary else metric_name(key)
+        metrics.setdefault(name, number)
+    if not metrics or not (summary or "epoch" in metrics or step is not None):
+        return None
+    return step, metrics, summary
+
+
+class HFTrainerParser(Parser):
+    name = "hf_trainer"
+    title = "Hugging Face Trainer / TRL / Accelerate"
+    triggers = ("{'", "it]", "it/s]", _BANNER, " = ")
+    example = "{'loss': 0.5047, 'grad_norm': 1.18, 'learning_rate': 6.99e-05, 'epoch': 0.05}"
+    priority = 100
+
+    def __init__(self) -> None:
+        self._banner_total: int | None = None
+        self._banner_epochs: float | None = None
+        self._banner_line: int | None = None
+        self._largest_total = 0
+        self._last_bar: tuple[int, int, int] | None = None  # (line no, n, total) of the training bar
+        self._buffered = False
+        self._held: _Held | None = None
+
+    # ----------------------------------------------------------------- lines
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        held = self._held
+        if held is not None and line.no > held.line:
+            self._resolve_held(text, line, out)
+        if line.kind is Kind.FRAME:
+            bar = find_bar(text)
+            return bar is not None and self._on_bar(bar, line, out)
+        if _BANNER in text:
+            self._banner_line = line.no
+            self._banner_total = None
+            self._banner_epochs = None
+            self._last_bar = None
+            self._buffered = False
+            return True
+        if " = " in text and self._banner_line is not None and line.no - self._banner_line <= _BANNER_LINES:
+            m = _BANNER_FIELD.search(text)
+            if m:
+                self._banner_field(m.group(1), m.group(2))
+                return True
+        if "{'" in text:
+            return self._on_dict_line(text, line, out)
+        bar = find_bar(text)
+        return bar is not None and self._on_bar(bar, line, out)
+
+    def at_eof(self, out: Emitter) -> None:
+        self._release_held(out, None)
+
+    def finish(self, out: Emitter) -> None:
+        self._release_held(out, None)
+
+    # ---------------------------------------------------------------- banner
+    def _banner_field(self, label: str, value: str) -> None:
+        number = parse_number(value)
+        if number is None:
+            return
+        if label == "Total optimization steps" and number.is_integer():
+            self._banner_total = int(number)
+        elif label == "Num Epochs":
+            self._banner_epochs = number
+
+    # ------------------------------------------------------------------ bars
+    def _is_training_total(self, total: int) -> bool:
+        if self._banner_total is not None:
+            return total == self._banner_total
+        return total >= self._largest_total
+
+    def _on_bar(self, bar: Bar, line: Line, out: Emitter) -> bool:
+        """True for an HF bar (training or evaluation); HF bars carry no description."""
+        if bar.desc:  # `Epoch 0:` bars are Lightning's, `1/100  3.65G ...` Ultralytics'
+            return False
+        if self._banner_total is None and bar.total > self._largest_total:
+            self._largest_total = bar.total
+        if not self._is_training_total(bar.total):
+            return True
+        self._last_bar = (line.no, bar.n, bar.total)
+        if self._banner_total is not None and bar.n > 0:
+            metrics: dict[str, float] = {"total_steps": float(bar.total)}
+            if bar.seconds_per_it is not None:
+                metrics["step_time_s"] = bar.seconds_per_it
+            out.step(bar.n, metrics)
+        return True
+
+    # ----------------------------------------------------------------- dicts
+    def _on_dict_line(self, text: str, line: Line, out: Emitter) -> bool:
+        parsed = parse_log_dict(text)
+        if parsed is None:
+            return False
+        printed_step, metrics, summary = parsed
+        glued = text.lstrip()[:1] != "{"
+        if glued:
+            bar = find_bar(text)
+            if bar is not None:
+                self._on_bar(bar, line, out)
+            self._buffered = True
+        if printed_step is not None:
+            out.step(printed_step, metrics)
+            return True
+        held = _Held(line.no, line_time(text), metrics, metrics.get("epoch"), summary)
+        last = self._last_bar
+        if not glued and not self._buffered and last is not None and last[0] == line.no:
+            self._held = held  # unbuffered: the bar redrawn on the next line gives the step
+        else:
+            self._emit(out, held, self._fallback_step(held))
+        return True
+
+    def _resolve_held(self, text: str, line: Line, out: Emitter) -> None:
+        held = self._held
+        assert held is not None
+        step: int | None = None
+        if line.no == held.line + 1:
+            if line.kind is Kind.FRAME:
+                bar = find_bar(text)
+                if bar is not None and not bar.desc and self._is_training_total(bar.total):
+                    step = bar.n if self._consistent(held, bar.n, bar.total) else None
+            elif text.lstrip().startswith("{'"):
+                self._buffered = True  # two dicts in a row: a burst from a buffer
+        self._release_held(out, step)
+
+    def _release_held(self, out: Emitter, step: int | None) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            self._emit(out, held, step if step is not None else self._fallback_step(held))
+
+    def _consistent(self, held: _Held, n: int, total: int) -> bool:
+        """A dict's printed epoch (rounded to 2 digits) is at least n/total when epochs >= 1."""
+        if held.epoch is None or (self._banner_epochs is not None and self._banner_epochs < 1):
+            return True
+        return held.epoch + 0.0051 >= n / total
+
+    def _fallback_step(self, held: _Held) -> int | None:
+        last = self._last_bar
+        if held.summary and last is not None and last[1] == last[2]:
+            return last[2]
+        return None
+
+    def _emit(self, out: Emitter, held: _Held, step: int | None) -> None:
+        out.step(step, held.metrics, time=held.time, line=held.line)

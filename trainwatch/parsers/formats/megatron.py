@@ -1,0 +1,245 @@
+"""Megatron-LM / Megatron-DeepSpeed: iteration lines, timers, memory reports, validation loss.
+
+The iteration line is a `|`-separated list of `label: value` (new) or `label value` (old)
+fields, optionally behind a `[2024-04-06 02:59:36]` timestamp (which follows a leading space,
+so it is read here rather than by the generic line-start stamp). Every numeric field is kept:
+canonical names where the contract has one, snake_case otherwise; `(ms)` fields are converted
+to seconds. A skipped or NaN iteration prints no `lm loss`, so its record has no loss.
+
+Timers follow the iteration they time: a `time (ms) | forward: ..` line and a
+`(min, max) time across ranks (ms):` block become phases of the last iteration seen (step null
+before the first: the setup timers). A block has no end marker; it is released on the next
+line offered to this parser that is not one of its rows, at end of input, or as soon as it has
+the same rows as the previous complete block (so a live view is not one interval late).
+
+`memory (MB)` is torch's allocated bytes / 2**20, so GiB = MB / 1024.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from trainwatch.lines.assembler import Line
+from trainwatch.names import metric_name, phase_name, snake
+from trainwatch.numbers import ms_to_s, parse_number
+from trainwatch.parsers.base import Emitter, Parser
+
+_STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
+_ITERATION = re.compile(r"(?<![\w-])iteration[\s=]*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\|")
+_FIELD = re.compile(r"^\s*(?P<label>[A-Za-z][^|:=]*?)\s*(?::|=|\s)\s*(?P<value>[-+]?[\w.+-]+?)\s*$")
+_TIMERS = re.compile(r"^\s*time \(ms\)\s*\|(?P<body>.*)$")
+_TIMER_FIELD = re.compile(r"^\s*(?P<name>[A-Za-z][\w ./-]*?)\s*:\s*(?P<value>\S+)\s*$")
+_BLOCK_HEADER = re.compile(r"^\s*\(min, max\) time across ranks \(ms\):\s*$")
+_BLOCK_ROW = re.compile(
+    r"^\s+(?P<name>[A-Za-z][\w ./-]*?)\s*\.{2,}:?\s*\((?P<min>[^,()\s]+),\s*(?P<max>[^,()\s]+)\)\s*$"
+)
+_MEMORY = re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?\(?after (?P<n>\d+) iterations\)? memory \(MB\)\s*\|(?P<body>.*)$")
+_VALIDATION = re.compile(r"validation loss at iteration (?P<n>\d+)\s*(?:on [\w ]+?)?\s*\|(?P<body>.*)$")
+
+# Megatron labels (snake_cased) the shared table does not know.
+_ALIASES = {
+    "samples_sec": "samples_per_s",
+    "tokens_per_gpu_per_second_tgs": "tokens_per_s_per_gpu",
+    "tokens_per_gpu_tokens_s_gpu": "tokens_per_s_per_gpu",
+    "approx_flops_per_gpu": "tflops",
+}
+_MEMORY_NAMES = {
+    "allocated": "mem_gib",
+    "max_allocated": "max_mem_gib",
+    "reserved": "reserved_mem_gib",
+    "max_reserved": "max_reserved_mem_gib",
+    "cached": "reserved_mem_gib",  # torch's old name for reserved
+    "max_cached": "max_reserved_mem_gib",
+}
+
+
+def _stamp(text: str) -> tuple[str | None, str]:
+    m = _STAMP.match(text)
+    if not m:
+        return None, text
+    y, mo, d, h, mi, s, frac = m.groups()
+    iso = f"{y}-{mo}-{d}T{h}:{mi}:{s}" + (f".{frac}" if frac else "")
+    return iso, text[m.end() :]
+
+
+def _field(piece: str) -> tuple[str, float] | None:
+    """One iteration-line field -> (metric, value), converting ms; None if not numeric."""
+    m = _FIELD.match(piece)
+    if not m:
+        return None
+    label, raw = m.group("label"), m.group("value")
+    if raw.endswith("TFLOPS") and "flops" in label.lower():
+        raw = raw[: -len("TFLOPS")]
+    value = parse_number(raw)
+    if value is None:
+        return None
+    key = snake(label)
+    name = _ALIASES.get(key) or metric_name(label)
+    if name.endswith("_ms") and name != "step_time_s":
+        return name[:-3] + "_s", ms_to_s(value)
+    if name == "step_time_s" and key.endswith("ms"):
+        return name, ms_to_s(value)
+    return name, value
+
+
+class MegatronParser(Parser):
+    name: ClassVar[str] = "megatron"
+    title: ClassVar[str] = "Megatron-LM"
+    triggers: ClassVar[tuple[str, ...]] = (
+        "iteration",
+        "time (ms)",
+        "time across ranks",
+        ".: (",
+        "memory (MB)",
+    )
+    example: ClassVar[str] = (
+        " iteration      100/ 1000000 | elapsed time per iteration (ms): 907.6 | learning rate 1.500E-06 | "
+        "lm loss 9.598498E+00 | loss scale 4096.0 |"
+    )
+    priority: ClassVar[int] = 100
+
+    def __init__(self) -> None:
+        self._last_iter: int | None = None
+        self._block: dict[str, float] | None = None
+        self._block_rows: list[str] = []
+        self._block_step: int | None = None
+        self._block_line = 0
+        self._known_rows: list[str] | None = None
+
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if self._block is not None:
+            row = _BLOCK_ROW.match(text)
+            if row:
+                return self._block_row(row, out)
+            self._close_block(out, complete=True)
+        if "time across ranks" in text:
+            if _BLOCK_HEADER.match(text):
+                self._block = {}
+                self._block_rows = []
+                self._block_step = self._last_iter
+                self._block_line = line.no
+                return True
+            return False
+        if "iteration" in text:
+            if "validation loss at iteration" in text:
+                return self._validation(text, out)
+            if "memory (MB)" in text:
+                return self._memory(text, out)
+            return self._iteration(text, out)
+        if "time (ms)" in text:
+            return self._timers(text, out)
+        return False
+
+    def at_eof(self, out: Emitter) -> None:
+        # Live follow: Megatron writes a block in one print, so what is here is the block.
+        self._close_block(out, complete=False)
+
+    def finish(self, out: Emitter) -> None:
+        self._close_block(out, complete=True)
+
+    # ------------------------------------------------------------ iteration
+    def _iteration(self, text: str, out: Emitter) -> bool:
+        time, rest = _stamp(text)
+        m = _ITERATION.search(rest)
+        if not m:
+            return False
+        n, total = int(m.group("n")), int(m.group("m"))
+        metrics: dict[str, float] = {}
+        for piece in rest[: m.start()].split("|") + rest[m.end() :].split("|"):
+            if not piece.strip():
+                continue
+            found = _field(piece)
+            if found is not None:
+                metrics.setdefault(found[0], found[1])
+        metrics["total_steps"] = float(total)
+        self._last_iter = n
+        out.step(n, metrics, time=time)
+        return True
+
+    def _memory(self, text: str, out: Emitter) -> bool:
+        time, rest = _stamp(text)
+        m = _MEMORY.search(rest)
+        if not m:
+            return False
+        metrics: dict[str, float] = {}
+        for piece in m.group("body").split("|"):
+            if not piece.strip():
+                continue
+            parts = piece.split(":")
+            if len(parts) != 2:
+                return False
+            value = parse_number(parts[1])
+            name = _MEMORY_NAMES.get(snake(parts[0]))
+            if value is None or name is None:
+                return False
+            metrics[name] = value / 1024.0
+        rank = m.group("rank")
+        out.step(int(m.group("n")), metrics, rank=int(rank) if rank is not None else None, time=time)
+        return True
+
+    def _validation(self, text: str, out: Emitter) -> bool:
+        time, rest = _stamp(text)
+        m = _VALIDATION.search(rest)
+        if not m:
+            return False
+        metrics: dict[str, float] = {}
+        for piece in m.group("body").split("|"):
+            if not piece.strip():
+                continue
+            label, sep, raw = piece.rpartition(":")
+            value = parse_number(raw)
+            if not sep or value is None:
+                return False
+            key = snake(label)
+            if "ppl" in key:
+                name = "eval_ppl"
+            elif "loss" in key:
+                name = "eval_loss"
+            else:
+                name = "eval_" + key
+            metrics.setdefault(name, value)
+        if not metrics:
+            return False
+        out.step(int(m.group("n")), metrics, time=time)
+        return True
+
+    # --------------------------------------------------------------- timers
+    def _timers(self, text: str, out: Emitter) -> bool:
+        time, rest = _stamp(text)
+        m = _TIMERS.match(rest)
+        if not m:
+            return False
+        phases: dict[str, float] = {}
+        for piece in m.group("body").split("|"):
+            if not piece.strip():
+                continue
+            f = _TIMER_FIELD.match(piece)
+            value = parse_number(f.group("value")) if f else None
+            if f is None or value is None:
+                return False
+            phases[phase_name(f.group("name"))] = ms_to_s(value)
+        if not phases:
+            return False
+        out.phases(self._last_iter, phases, time=time)
+        return True
+
+    def _block_row(self, row: re.Match[str], out: Emitter) -> bool:
+        lo, hi = parse_number(row.group("min")), parse_number(row.group("max"))
+        if lo is None or hi is None or self._block is None:
+            return False
+        name = phase_name(row.group("name"))
+        self._block[name] = ms_to_s(hi)
+        self._block[name + "_min"] = ms_to_s(lo)
+        self._block_rows.append(name)
+        if self._known_rows is not None and self._block_rows == self._known_rows:
+            self._close_block(out, complete=False)
+        return True
+
+    def _close_block(self, out: Emitter, *, complete: bool) -> None:
+        block, self._block = self._block, None
+        if not block:
+            return
+        if complete:
+            self._known_rows = list(self._block_rows)
+        out.phases(self._block_step, block, line=self._block_line)

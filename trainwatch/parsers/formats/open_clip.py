@@ -1,0 +1,89 @@
+"""open_clip and its EVA-CLIP / CoCa descendants: `Train Epoch: ...` progress lines.
+
+    Global Steps: 1 Train Epoch: 0 [    2048/12202117 (0%)] Loss: 29.341 (29.34) ... Batch (t): 38.165, 53.6611/s
+    Train Epoch: 0 [  16384/3200000 (1%)] Data (t): 0.1 Batch (t): 0.5, 4096.0/s, 1024.0/s/gpu LR: 0.000 ...
+
+The step is EVA's `Global Steps: N`. Plain open_clip prints no step number (only samples seen in
+the epoch), so its records have `step: null` rather than a number derived from a batch size the
+line does not state; the sample counter is kept as `num_samples` / `samples_per_epoch`.
+`Label: value (running avg)` pairs keep the current value. A `Loss(CoCa)` style label keeps its
+parenthesised part whole (`loss_coca`, not camel-split).
+
+EVA announces the run length once (`| INFO | total_steps: 1191600`). It is not a step, so it is
+reported as a step record with `step: null` and the single metric `total_steps` at the line where
+the log says it; summary takes `total_steps` from any record.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from trainwatch.lines.assembler import Line
+from trainwatch.names import metric_name
+from trainwatch.numbers import parse_number
+from trainwatch.parsers.base import Emitter, Parser
+
+_HEADER = re.compile(
+    r"(?:\bGlobal Steps: (?P<step>\d+) )?\bTrain Epoch: (?P<epoch>\d+) "
+    r"\[\s*(?P<done>\d+)/(?P<total>\d+) \(\d+%\)\]"
+)
+_PAIR = re.compile(
+    r"(?<!\S)(?P<label>[A-Za-z]\w*(?: [A-Za-z]\w*)*(?:\s?\([A-Za-z]+\))?):\s+(?P<value>[^\s,]+)"
+    r"(?P<rates>(?:,\s*[^\s,]+/s(?:/gpu)?)*)(?:\s+\((?P<avg>[^()\s]+)\))?"
+    # what follows a value is the next label, a `- tag`, or the end: a stray number means a damaged value
+    r"(?=\s*$|\s+[A-Za-z-])"
+)
+_RATE = re.compile(r",\s*(?P<value>[^\s,]+)/s(?P<gpu>/gpu)?")
+_PAREN = re.compile(r"\s?\((\w+)\)")
+_TOTAL_STEPS = re.compile(r"^\d{4}-\d{2}-\d{2},\d{2}:\d{2}:\d{2} \| INFO \| total_steps: (?P<n>\d+)\s*$")
+
+
+def _label_name(label: str) -> str:
+    return metric_name(_PAREN.sub(lambda m: "_" + m.group(1).lower(), label))
+
+
+class OpenClipParser(Parser):
+    name: ClassVar[str] = "open_clip"
+    title: ClassVar[str] = "open_clip / EVA-CLIP"
+    triggers: ClassVar[tuple[str, ...]] = ("Train Epoch: ", "total_steps: ")
+    example: ClassVar[str] = (
+        "2024-02-20,09:55:01 | INFO | Global Steps: 1 Train Epoch: 0 [    2048/12202117 (0%)] Loss: 29.341 (29.34) "
+        "Grad Norm: 4.9168 (4.917) Loss Scaler: 65536. (6.554e+04) LR: 0.000000 Data (t): 18.972 Batch (t): 38.165, 53.6611/s"
+    )
+    priority: ClassVar[int] = 100
+
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if "Train Epoch: " in text:
+            return self._progress(text, out)
+        m = _TOTAL_STEPS.match(text)
+        if m:
+            out.step(None, {"total_steps": float(int(m.group("n")))})
+            return True
+        return False
+
+    def _progress(self, text: str, out: Emitter) -> bool:
+        head = _HEADER.search(text)
+        if not head:
+            return False
+        metrics: dict[str, float] = {
+            "epoch": float(int(head.group("epoch"))),
+            "num_samples": float(int(head.group("done"))),
+            "samples_per_epoch": float(int(head.group("total"))),
+        }
+        values: dict[str, float] = {}
+        for pair in _PAIR.finditer(text, head.end()):
+            value = parse_number(pair.group("value"))
+            if value is None:
+                continue  # not a number: say nothing rather than something wrong
+            values.setdefault(_label_name(pair.group("label")), value)
+            for rate in _RATE.finditer(pair.group("rates")):
+                per_s = parse_number(rate.group("value"))
+                if per_s is not None:
+                    values.setdefault("samples_per_s_per_gpu" if rate.group("gpu") else "samples_per_s", per_s)
+        if not values:
+            return False
+        metrics.update(values)
+        step = head.group("step")
+        out.step(int(step) if step is not None else None, metrics)
+        return True

@@ -1,0 +1,111 @@
+"""Ultralytics YOLO (v8+) training table: a header, one tqdm row per epoch, a validation row.
+
+          Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
+        151/200      10.4G     0.4635     0.2344      0.805       1578        640: 100%|██████████| 99/99 [01:52<00:00,  1.14s/it]
+                     Class     Images  Instances      Box(P          R      mAP50  mAP50-95): 100%|██████████| 32/32 [00:16<00:00,  1.93it/s]
+                       all        498      70099      0.937      0.905      0.941       0.82
+
+Columns come from the header (segment/pose/obb/classify print other losses). Step is the
+batch count since the start of training, `(epoch - 1) x batches + i`: Ultralytics' own `ni`
+("number of integrated batches") plus one. `GPU_mem` is `memory_reserved() / 1e9` -> `mem_gib`.
+The losses are running means over the epoch so far, as printed; Ultralytics prints no total
+loss, so none is reported. The validation `all` row is reported at the last training step as
+`val_images`, `val_instances`, `box_precision`, `box_recall`, `box_map50`, `box_map50_95`
+(`mask_*`, `pose_*` for the other heads).
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainwatch.lines.assembler import Line
+from trainwatch.names import snake
+from trainwatch.numbers import parse_mem_gib, parse_number
+from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.formats._tqdm import find_bar
+
+_HEADER = re.compile(r"^\s*Epoch\s+GPU_mem\s+(?P<cols>[A-Za-z_ ]+?)\s*$")
+_VAL_HEADER = re.compile(r"^\s*Class\s+Images\s+Instances\s+(?P<cols>.*?):")
+_EPOCH = re.compile(r"^(\d+)/(\d+)$")
+_ALL = re.compile(r"^\s*all\s+(?P<values>[\d.\s]+?)\s*$")
+_VAL_NAMES = {"P": "precision", "R": "recall", "mAP50": "map50", "mAP50-95": "map50_95"}
+
+
+def _val_columns(cols: str) -> list[str] | None:
+    """`Box(P R mAP50 mAP50-95)` -> box_precision ... ; two heads: `Box(P ... Mask(P ...`."""
+    names: list[str] = []
+    head = ""
+    for token in cols.replace(")", " ").split():
+        if "(" in token:
+            head, _, token = token.partition("(")
+            head = snake(head)
+        short = _VAL_NAMES.get(token)
+        if short is None or not head:
+            return None
+        names.append(f"{head}_{short}")
+    return names or None
+
+
+class UltralyticsParser(Parser):
+    name = "ultralytics"
+    title = "Ultralytics YOLO"
+    triggers = ("GPU_mem", "%|", "Instances", "all ")
+    example = "      1/100      3.65G      1.234      2.345      1.456         32        640: 100%|██████████| 12/12 [00:05<00:00,  2.21it/s]"
+    priority = 100
+
+    def __init__(self) -> None:
+        self._cols: list[str] | None = None
+        self._val_cols: list[str] | None = None
+        self._last_step: int | None = None  # the runner's last_step lags while it merges
+
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        m = _HEADER.match(text)
+        if m:
+            self._cols = [snake(c) for c in m.group("cols").split()]
+            return True
+        m = _VAL_HEADER.match(text)
+        if m:
+            self._val_cols = _val_columns(m.group("cols"))
+            return self._val_cols is not None
+        if self._val_cols is not None:
+            m = _ALL.match(text)
+            if m:
+                return self._val_row(m.group("values").split(), out)
+        if self._cols is None:
+            return False
+        bar = find_bar(text)
+        if bar is None:
+            return False
+        tokens = bar.desc.split()
+        if len(tokens) != 2 + len(self._cols):
+            return False
+        em = _EPOCH.match(tokens[0])
+        if em is None:
+            return False
+        epoch = int(em.group(1))
+        metrics: dict[str, float] = {"epoch": float(epoch)}
+        mem = parse_mem_gib(tokens[1])
+        if mem is not None:
+            metrics["mem_gib"] = mem
+        for name, raw in zip(self._cols, tokens[2:], strict=True):
+            value = parse_number(raw)
+            if value is None:
+                return False
+            metrics[name] = value
+        if bar.seconds_per_it is not None:
+            metrics["step_time_s"] = bar.seconds_per_it
+        if bar.n > 0:
+            self._last_step = (epoch - 1) * bar.total + bar.n
+            out.step(self._last_step, metrics)
+        return True
+
+    def _val_row(self, values: list[str], out: Emitter) -> bool:
+        cols = self._val_cols or []
+        if len(values) != 2 + len(cols):
+            return False
+        numbers = [parse_number(v) for v in values]
+        if any(v is None for v in numbers):
+            return False
+        names = ["val_images", "val_instances", *cols]
+        out.step(self._last_step, {n: v for n, v in zip(names, numbers, strict=True) if v is not None})
+        return True
