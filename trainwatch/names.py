@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -52,6 +53,7 @@ PHASE_ALIASES: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=4096)
 def snake(label: str) -> str:
     """`Loss(CLIP)` -> `loss_clip`, `consumed samples` -> `consumed_samples`, `CurrSamplesPerSec` -> `curr_samples_per_sec`."""
     s = _CAMEL.sub("_", label.strip())
@@ -59,11 +61,13 @@ def snake(label: str) -> str:
     return _NON_WORD.sub("_", s).strip("_").lower()
 
 
+@lru_cache(maxsize=4096)
 def metric_name(label: str) -> str:
     key = snake(label)
     return CANONICAL.get(key, key)
 
 
+@lru_cache(maxsize=4096)
 def phase_name(label: str) -> str:
     key = snake(label)
     return PHASE_ALIASES.get(key, key)

@@ -17,6 +17,7 @@ _NUM = re.compile(
     )$""",
     re.X,
 )
+_PLAIN = re.compile(r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?").fullmatch
 _SPECIAL = {
     "nan": math.nan,
     "+nan": math.nan,
@@ -53,6 +54,8 @@ def parse_number(text: str) -> float | None:
     t = text.strip().strip("'\"")
     if not t:
         return None
+    if _PLAIN(t):  # the common case, at C speed; `float()` alone would accept `1_0` and `infinity`
+        return float(t)
     special = _SPECIAL.get(t.lower())
     if special is not None:
         return special

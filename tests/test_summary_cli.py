@@ -1,0 +1,106 @@
+"""End to end: `trainwatch summary --json` / `summary` / `check` on the seed logs and a healthy real log.
+
+Written against the contract's facts (shared/spec/records.md and the seed descriptions): seed 002 is
+a 4-rank torchrun + DeepSpeed run killed by SIGHUP after step 1601; seed 004 is a DeepSpeed +
+Megatron GPT-2 log from 2020 that just stops at iteration 23000.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+from conftest import REAL_LOGS, seed
+
+from trainwatch.cli import main
+from trainwatch.diagnosis.findings import findings
+from trainwatch.pipeline import Pipeline
+from trainwatch.views.summary import print_summary, summary_json
+
+
+def _summary(path: Path) -> dict:
+    result = CliRunner().invoke(main, ["summary", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_seed002_summary_json_contract_facts() -> None:
+    data = _summary(seed("002"))
+    assert data["status"] == "crashed"
+    assert data["ranks"] == [0, 1, 2, 3]
+    assert data["last_step"] == {"0": 1601}
+    assert data["total_steps"] == 1191600
+    assert data["events"]["overflow"] == 4
+    assert data["events"]["signal"] == 5
+    assert data["latest"]["0"]["loss"] == 24.314
+    assert data["findings"][0]["kind"] == "crash"
+    assert "SIGHUP" in data["findings"][0]["message"]
+    for key in ("sources", "formats", "root_cause", "stragglers"):
+        assert key in data
+
+
+def test_seed002_check_exits_1_crashed() -> None:
+    result = CliRunner().invoke(main, ["check", str(seed("002"))])
+    assert result.exit_code == 1
+    assert result.output.startswith("crashed: ")
+    assert "after step 1601" in result.output
+
+
+def test_seed004_copied_to_a_temp_dir_is_stalled(tmp_path: Path) -> None:
+    copy = tmp_path / "out.log"
+    shutil.copyfile(seed("004"), copy)  # mtime is now; the log's own timestamps say 2020
+    data = _summary(copy)
+    assert data["status"] == "stalled"
+    assert 23000 in data["last_step"].values()
+    assert [f["kind"] for f in data["findings"]] == ["stall"]
+    result = CliRunner().invoke(main, ["check", str(copy)])
+    assert result.exit_code == 1 and result.output.startswith("stalled: no step for")
+
+
+def test_plain_report_has_no_escape_sequences_and_the_sections() -> None:
+    result = CliRunner().invoke(main, ["summary", str(seed("002"))])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "\x1b" not in out
+    assert out.startswith("CRASHED")
+    for text in ("step 1601 of 1191600", "where a step's time goes", "events: overflow 4", "findings", "→"):
+        assert text in out
+
+
+def test_healthy_mmengine_log_has_no_findings_while_it_runs() -> None:
+    # mmengine (chg0901/openmmlab2-hong, Faster R-CNN): epoch 5 end, checkpoint save and validation.
+    # Looked at 5 s after its last line, as the dashboard would have while the run was alive.
+    path = REAL_LOGS / "mmengine__chg0901_openmmlab2-hong__frcnn_20230604_120745_L1394-1432.log"
+    pipeline = Pipeline([str(path)])
+    pipeline.read_to_end()
+    store = pipeline.store
+    last = max(store.last_log_time.values())
+    assert not math.isnan(last)
+    for state in store.sources.values():
+        state.mtime = last + 1
+    assert findings(store, now=last + 5) == []
+    data = summary_json(store, now=last + 5)
+    assert data["status"] == "running"
+    assert data["findings"] == []
+
+
+def test_print_summary_never_renders_log_text_as_markup() -> None:
+    from rich.console import Console
+
+    from trainwatch.records import Event, Step
+    from trainwatch.store.store import Store
+
+    store = Store()
+    message = "RuntimeError: expected [/] got [bold]x[/bold] [@click=app.quit]"  # any text a log may hold
+    store.add_many([
+        Step("train.log", None, 7, "2024-02-20T10:00:00", 1, {"loss": 2.5}),
+        Event("train.log", None, 7, "2024-02-20T10:00:01", 2, "traceback", "error", message, {}),
+    ])
+    console = Console(record=True, width=200, color_system=None)
+    print_summary(store, console=console, now=1_760_000_000.0)
+    out = console.export_text()
+    assert out.startswith("CRASHED")
+    assert message in out

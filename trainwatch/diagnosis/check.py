@@ -1,0 +1,38 @@
+"""`trainwatch check`: one line and an exit code a cron job or a CI step can act on."""
+
+from __future__ import annotations
+
+import math
+
+from trainwatch.diagnosis.eta import eta_s
+from trainwatch.diagnosis.events import event_index
+from trainwatch.diagnosis.status import run_status
+from trainwatch.diagnosis.window import fmt_duration, fmt_seconds
+from trainwatch.store.store import Store
+
+OK, PROBLEM = 0, 1
+
+
+def check_line(store: Store, stall_after: float | None = None, now: float | None = None) -> tuple[int, str]:
+    """(0, "running: ...") / (0, "finished: ...") / (1, "crashed|stalled|nan|unknown: ...")."""
+    status = run_status(store, now, stall_after=stall_after)
+    if status.state in ("crashed", "stalled"):
+        return PROBLEM, f"{status.state}: {status.reason}"
+    with store.lock:
+        nan = event_index(store).first_nan
+    if nan is not None:
+        where = f" (rank {nan.rank})" if nan.rank is not None else ""
+        message = nan.message.strip() or f"NaN at step {nan.step}"
+        return PROBLEM, f"nan: {message}{where}"
+    if status.state == "unknown":
+        return PROBLEM, f"unknown: {status.reason}"
+    if status.state == "finished":
+        return OK, f"finished: {status.reason}"
+    parts = [f"step {status.last_step}" + (f" of {status.total_steps}" if status.total_steps else "")]
+    pace = status.step_time_s if not math.isnan(status.step_time_s) else status.sec_per_step
+    if not math.isnan(pace):
+        parts.append(f"{fmt_seconds(pace)}/step")
+    eta = eta_s(status)
+    if not math.isnan(eta):
+        parts.append(f"ETA {fmt_duration(eta)}")
+    return OK, "running: " + ", ".join(parts)

@@ -1,0 +1,127 @@
+"""Which events ended the run: failures and end markers that came after the last step.
+
+A traceback in the middle of a run that kept stepping (a torch.compile fallback, a retried
+download) is history, not a crash; only what came after the last progress, and after the last
+restart, decides the run's fate. Events carry the step the runner saw last before them, which
+orders them against steps without keeping line numbers for every step.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+
+from trainwatch.records import Event
+from trainwatch.store.store import RankKey, Store, iso_to_epoch
+
+FAILURE_KINDS = ("crash", "oom", "traceback", "signal", "nccl_timeout")
+ROOT_CAUSE_KINDS = ("traceback", "oom", "nccl_timeout")
+CLOCK_SLACK_S = 1.0
+
+
+@dataclass(frozen=True)
+class EventIndex:
+    """One pass over the store's events, kept per store version (the dashboard asks often)."""
+
+    failures: tuple[Event, ...]  # every failure-kind event, in arrival order
+    finished: tuple[Event, ...]
+    checkpoints_last: dict[str, Event]  # source -> newest checkpoint
+    restarts_last_line: dict[str, int]  # source -> line of the newest restart
+    first_nan: Event | None
+    nan_count: int
+    overflows: tuple[Event, ...]  # newest last; bounded by the store's event window
+
+
+_CACHE: weakref.WeakKeyDictionary[Store, tuple[int, EventIndex]] = weakref.WeakKeyDictionary()
+
+
+def event_index(store: Store) -> EventIndex:
+    with store.lock:
+        cached = _CACHE.get(store)
+        if cached is not None and cached[0] == store.version:
+            return cached[1]
+        failures: list[Event] = []
+        finished: list[Event] = []
+        checkpoints: dict[str, Event] = {}
+        restarts: dict[str, int] = {}
+        first_nan: Event | None = None
+        nan_count = 0
+        overflows: list[Event] = []
+        for e in store.events:
+            kind = e.kind
+            if kind in FAILURE_KINDS:
+                failures.append(e)
+            elif kind == "overflow":
+                overflows.append(e)
+            elif kind == "nan":
+                nan_count += 1
+                if first_nan is None:
+                    first_nan = e
+            elif kind == "finished":
+                finished.append(e)
+            elif kind == "checkpoint":
+                checkpoints[e.source] = e
+            elif kind == "restart":
+                restarts[e.source] = max(restarts.get(e.source, 0), e.line)
+        index = EventIndex(
+            tuple(failures), tuple(finished), checkpoints, restarts, first_nan, nan_count, tuple(overflows)
+        )
+        _CACHE[store] = (store.version, index)
+        return index
+
+
+def source_last_step(store: Store, source: str) -> int | None:
+    steps = [s for k, s in store.latest_step.items() if k.source == source]
+    return max(steps) if steps else None
+
+
+def after_last_progress(store: Store, e: Event, index: EventIndex, latest_progress_t: float = math.nan) -> bool:
+    """True when nothing moved forward after this event: its own source by step, others by log time.
+
+    Without `latest_progress_t` only the event's own source is considered (a rank that died while
+    the others kept stepping until their collectives timed out)."""
+    if e.line <= index.restarts_last_line.get(e.source, 0):
+        return False
+    last = store.latest_step.get(RankKey(e.source, e.rank))
+    src_last = source_last_step(store, e.source)
+    if src_last is not None:
+        if e.step is None:
+            return False  # before the first step of its source
+        if e.step < max(src_last, last if last is not None else src_last):
+            return False
+    t = iso_to_epoch(e.time)
+    return not (not math.isnan(t) and not math.isnan(latest_progress_t) and latest_progress_t > t + CLOCK_SLACK_S)
+
+
+def first_by_order(events: list[Event], source_order: dict[str, int]) -> Event | None:
+    """The earliest event: by line within a source; across sources by log time, then source order."""
+    if not events:
+        return None
+    firsts: dict[str, Event] = {}
+    for e in events:
+        cur = firsts.get(e.source)
+        if cur is None or e.line < cur.line:
+            firsts[e.source] = e
+
+    def key(e: Event) -> tuple[float, int, int]:
+        t = iso_to_epoch(e.time)
+        return (t if not math.isnan(t) else math.inf, source_order.get(e.source, 0), e.line)
+
+    return min(firsts.values(), key=key)
+
+
+def root_cause_event(store: Store, index: EventIndex) -> Event | None:
+    """The failure the log pins on a rank: torchrun's Root Cause, else the earliest ranked error.
+
+    Only failures after their own source's last step count: a recovered traceback mid-run is
+    not the cause of anything."""
+    order = {name: i for i, name in enumerate(store.sources)}
+    ended = [e for e in index.failures if e.rank is not None and after_last_progress(store, e, index)]
+    crashes = [e for e in ended if e.kind == "crash"]
+    if crashes:
+        crash = min(crashes, key=lambda e: (order.get(e.source, 0), e.line))
+        same_rank = [e for e in ended if e.kind in ("oom", "traceback") and e.rank == crash.rank]
+        detail = first_by_order(same_rank, order)
+        return detail if detail is not None else crash
+    return first_by_order([e for e in ended if e.kind in ROOT_CAUSE_KINDS], order)

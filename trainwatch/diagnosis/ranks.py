@@ -1,0 +1,168 @@
+"""Which rank is slow, which rank stopped, and which rank failed first.
+
+In synchronous data-parallel training every rank prints the same step time: the fast ranks wait
+for the slow one inside the collectives. The straggler shows in the time it spends *outside*
+them: its data loading, its forward/backward compute, Megatron's (min, max) spread across ranks.
+Step times are compared too, for ranks that are not synchronised (separate jobs, pipelines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trainwatch.diagnosis.events import event_index, root_cause_event
+from trainwatch.diagnosis.status import cadence, lagging_ranks
+from trainwatch.diagnosis.window import fmt_seconds, median, quantile, recent_values
+from trainwatch.store.store import Store
+
+SLOWER = 1.25  # a rank this much slower than the median of the others is a straggler
+SLOWER_P95 = 1.5  # ... or this much slower in its tail (intermittent stalls)
+MIN_POINTS = 3
+ABS_FLOOR_S = 0.005  # differences below 5 ms (or 2% of a step) are noise, not a straggler
+STEP_FRACTION_FLOOR = 0.02
+
+# What a rank does outside the collectives, most telling first.
+COMPUTE_PHASES = (
+    "forward",
+    "backward_inner",
+    "backward",
+    "forward_backward",
+    "forward_microstep",
+    "backward_inner_microstep",
+    "backward_microstep",
+)
+QUANTITIES: tuple[tuple[str, str, str], ...] = (
+    ("metric", "data_time_s", "data loading"),
+    *(("phase", name, name.replace("_", " ")) for name in COMPUTE_PHASES),
+    ("metric", "step_time_s", "step time"),
+)
+
+
+@dataclass(frozen=True)
+class Straggler:
+    rank: int
+    what: str  # "data loading", "forward", "step time", "stopped"
+    value: float  # the rank's median (seconds) or its last step ("stopped")
+    others: float  # median of the other ranks
+    ratio: float
+    message: str
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Megatron (min, max) across ranks: someone is slow, the log does not say who."""
+
+    phase: str
+    max_s: float
+    min_s: float
+    message: str
+
+
+@dataclass(frozen=True)
+class RootCause:
+    rank: int | None
+    message: str
+    kind: str
+    source: str
+    line: int
+    step: int | None
+
+
+def _per_rank(store: Store, kind: str, name: str) -> dict[int, list[float]]:
+    out: dict[int, list[float]] = {}
+    for key, series in store.series.items():
+        if key.kind != kind or key.name != name or key.rank is None:
+            continue
+        values = recent_values(series, 256)
+        if len(values) >= MIN_POINTS:
+            out.setdefault(key.rank, []).extend(values)
+    return out
+
+
+def _run_step_time(store: Store) -> float:
+    meds = [median(v) for v in _per_rank(store, "metric", "step_time_s").values()]
+    return median(meds) if meds else float("nan")
+
+
+def stragglers(store: Store) -> list[Straggler]:
+    """Ranks measurably slower than the others; empty when fewer than two ranks report."""
+    with store.lock:
+        step = _run_step_time(store)
+        floor = max(ABS_FLOOR_S, STEP_FRACTION_FLOOR * step) if step == step else ABS_FLOOR_S
+        found: dict[int, Straggler] = {}
+        for kind, name, label in QUANTITIES:
+            per_rank = _per_rank(store, kind, name)
+            if len(per_rank) < 2:
+                continue
+            meds = {r: median(v) for r, v in per_rank.items()}
+            p95s = {r: quantile(v, 0.95) for r, v in per_rank.items()}
+            for rank, med in meds.items():
+                if rank in found:
+                    continue
+                others = median([m for r, m in meds.items() if r != rank])
+                others95 = median([p for r, p in p95s.items() if r != rank])
+                slow_med = others > 0 and med >= SLOWER * others and med - others >= floor
+                slow_tail = others95 > 0 and p95s[rank] >= SLOWER_P95 * others95 and p95s[rank] - others95 >= floor
+                if not (slow_med or slow_tail):
+                    continue
+                if slow_med:
+                    ratio, value, ref, stat = med / others, med, others, "median"
+                else:
+                    ratio, value, ref, stat = p95s[rank] / others95, p95s[rank], others95, "p95"
+                verb = "steps" if name == "step_time_s" else f"spends in {label}"
+                message = (
+                    f"rank {rank} {verb} {(ratio - 1) * 100:.0f}% slower than the median rank "
+                    f"({stat} {fmt_seconds(value)} vs {fmt_seconds(ref)})"
+                    if name == "step_time_s"
+                    else f"rank {rank} {verb} {(ratio - 1) * 100:.0f}% longer than the median rank "
+                    f"({stat} {fmt_seconds(value)} vs {fmt_seconds(ref)})"
+                )
+                found[rank] = Straggler(rank, label, value, ref, ratio, message)
+        for s in stopped_ranks(store):
+            found.setdefault(s.rank, s)
+        return sorted(found.values(), key=lambda s: -s.ratio)
+
+
+def stopped_ranks(store: Store) -> list[Straggler]:
+    """Ranks whose last step is several log intervals behind the others'."""
+    with store.lock:
+        cadences = {k: cadence(store, k) for k in store.latest_step if k.rank is not None}
+        behind = lagging_ranks(store, cadences)
+        out: list[Straggler] = []
+        for key, others in behind.items():
+            assert key.rank is not None
+            step = store.latest_step[key]
+            message = f"rank {key.rank} stopped advancing at step {step} while the other ranks reached {others:.0f}"
+            out.append(Straggler(key.rank, "stopped", float(step), others, others / max(step, 1), message))
+        return out
+
+
+def spreads(store: Store) -> list[Spread]:
+    """Megatron phases whose max across ranks is well above their min."""
+    with store.lock:
+        step = _run_step_time(store)
+        floor = max(ABS_FLOOR_S, STEP_FRACTION_FLOOR * step) if step == step else ABS_FLOOR_S
+        out: list[Spread] = []
+        for key, series in store.series.items():
+            if key.kind != "phase" or not key.name.endswith("_min"):
+                continue
+            base = key.name[: -len("_min")]
+            high = store.series.get(key._replace(name=base))
+            lo = median(recent_values(series, 256))
+            hi = median(recent_values(high, 256))
+            if lo == lo and hi == hi and lo > 0 and hi >= SLOWER * lo and hi - lo >= floor:
+                message = (
+                    f"some rank spends {(hi / lo - 1) * 100:.0f}% longer in {base.replace('_', ' ')} than the fastest "
+                    f"(max {fmt_seconds(hi)} vs min {fmt_seconds(lo)} across ranks; the log does not say which rank)"
+                )
+                out.append(Spread(base, hi, lo, message))
+        return sorted(out, key=lambda s: -(s.max_s - s.min_s))
+
+
+def root_cause(store: Store) -> RootCause | None:
+    """The rank that failed first and its error, when the log says which rank it was."""
+    with store.lock:
+        e = root_cause_event(store, event_index(store))
+    if e is None:
+        return None
+    return RootCause(e.rank, e.message.strip(), e.kind, e.source, e.line, e.step)

@@ -1,0 +1,356 @@
+"""Is the run running, stalled, finished or crashed, and why.
+
+"Recently" is judged against the run's own cadence (how far apart its progress lines usually
+are), never a fixed timeout. How long ago the last step happened is bounded from below by
+several independent clocks, and the largest bound wins:
+
+- the file's mtime (or, for stdin, when bytes last arrived): no step can be newer than the last write;
+- the log's own timestamps: lines kept coming after the last step (e.g. NCCL watchdog messages);
+- now minus the last step's log timestamp. A file copied today has a fresh mtime but its lines
+  still say 2020, so the log wins; when the file *is* being written and the log clock sits a whole
+  number of quarter-hours away from the mtime, the log is in another time zone and is corrected.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import time as _time
+from dataclasses import dataclass
+from typing import Any
+
+from trainwatch.diagnosis.events import (
+    FAILURE_KINDS,
+    EventIndex,
+    after_last_progress,
+    event_index,
+    first_by_order,
+    root_cause_event,
+)
+from trainwatch.diagnosis.window import fmt_seconds, median, recent_values
+from trainwatch.records import Event
+from trainwatch.store.store import RankKey, SeriesKey, Store
+
+STATES = ("running", "stalled", "finished", "crashed", "unknown")
+STALL_FACTOR = 10.0  # "much longer than its usual interval"
+MIN_STALL_S = 120.0  # never call a run stalled after less than this
+NO_CADENCE_STALL_S = 600.0  # before the cadence is known (first step, compile, no timing at all)
+PAUSE_FACTOR = 2.0  # a pause as long as twice the longest recovered one (eval, checkpoint) is a stall
+CHECKPOINT_STALL_S = 1800.0  # a save in progress may take this long
+TZ_STEP_S = 900.0  # time zones are whole quarter-hours apart
+TZ_MAX_S = 14.5 * 3600
+LAG_RECORDS = 3  # a rank this many log intervals behind the others has stopped advancing
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """How a rank's progress lines are usually spaced."""
+
+    sec_per_step: float  # from log timestamps, else the printed step time; nan if unknown
+    step_time_s: float  # the printed per-step time (median, recent window); nan if not printed
+    steps_per_record: float  # the log interval in steps
+    usual_gap_s: float  # seconds between progress lines; nan if unknown
+    longest_pause_s: float  # longest pause beyond the usual gap that the run recovered from
+    progress_log_t: float  # log time (epoch s) of the last step, extrapolated; nan if no timestamps
+
+
+@dataclass(frozen=True)
+class RankStatus:
+    source: str
+    rank: int | None
+    state: str
+    last_step: int | None
+    age_s: float  # seconds since its last step (a lower bound); nan if unknown
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    state: str  # one of STATES
+    reason: str  # one sentence: why
+    ranks: tuple[RankStatus, ...]
+    last_step: int | None = None
+    total_steps: int | None = None
+    sec_per_step: float = math.nan
+    step_time_s: float = math.nan
+    age_s: float = math.nan
+    stall_after_s: float = math.nan
+    failure: Event | None = None  # the event that ended (crashed) or hung (stalled) the run
+
+
+def cadence(store: Store, key: RankKey) -> Cadence:
+    obs = list(store.observations.get(key, ()))
+    timed = [(o.step, o.log_time) for o in obs if o.step is not None and not math.isnan(o.log_time)]
+    rates: list[float] = []
+    gaps: list[float] = []
+    for (s0, t0), (s1, t1) in itertools.pairwise(timed):
+        if s1 > s0 and t1 >= t0:
+            rates.append((t1 - t0) / (s1 - s0))
+            gaps.append(t1 - t0)
+    deltas = [b.step - a.step for a, b in itertools.pairwise(obs) if a.step is not None and b.step is not None and b.step > a.step]
+    steps_per_record = median(deltas) if deltas else 1.0
+    step_time = median(recent_values(store.series.get(SeriesKey(key.source, key.rank, "metric", "step_time_s")), 64))
+    sec_per_step = median(rates) if rates else step_time
+    # Lines without timestamps between timed ones (Megatron's iteration lines between DeepSpeed's
+    # timed `step=` lines) still arrive at the log interval: pace x interval is the usual gap.
+    if not math.isnan(sec_per_step):
+        usual_gap = sec_per_step * steps_per_record
+    else:
+        usual_gap = median(gaps) if gaps else math.nan
+    longest_pause = 0.0
+    if rates:
+        # skip the first interval: warm-up / compilation is not a pause to tolerate later
+        for (s0, t0), (s1, t1) in list(itertools.pairwise(timed))[1:]:
+            if s1 > s0 and t1 >= t0:
+                longest_pause = max(longest_pause, (t1 - t0) - (s1 - s0) * sec_per_step)
+    progress_t = math.nan
+    if timed:
+        s_k, t_k = timed[-1]
+        last_step = obs[-1].step if obs and obs[-1].step is not None else s_k
+        progress_t = t_k
+        if last_step > s_k and not math.isnan(sec_per_step):
+            progress_t = t_k + (last_step - s_k) * sec_per_step
+    return Cadence(sec_per_step, step_time, steps_per_record, usual_gap, longest_pause, progress_t)
+
+
+def stall_threshold(c: Cadence, stall_after: float | None = None) -> float:
+    if stall_after is not None:
+        return float(stall_after)
+    if math.isnan(c.usual_gap_s):
+        return NO_CADENCE_STALL_S
+    return max(STALL_FACTOR * c.usual_gap_s, MIN_STALL_S, PAUSE_FACTOR * c.longest_pause_s)
+
+
+def _source_last_log_t(store: Store, source: str) -> float:
+    times = [t for k, t in store.last_log_time.items() if k.source == source]
+    return max(times) if times else math.nan
+
+
+def _write_age(store: Store, source: str, now: float, mono_now: float) -> float:
+    """Seconds since the source was last written (a lower bound of the age of its last step)."""
+    st = store.sources.get(source)
+    if st is None:
+        return math.nan
+    if st.mtime is not None:
+        return max(0.0, now - st.mtime)
+    if st.last_data_monotonic is not None:
+        return max(0.0, mono_now - st.last_data_monotonic)
+    if st.last_data_wall is not None:
+        return max(0.0, now - st.last_data_wall)
+    return math.nan
+
+
+def _tz_offset(store: Store, source: str, last_log_t: float, tolerance: float) -> float:
+    """The log clock's offset from the file clock when it looks like a time zone, else 0."""
+    st = store.sources.get(source)
+    written = st.mtime if st is not None and st.mtime is not None else (st.last_data_wall if st is not None else None)
+    if written is None or math.isnan(last_log_t):
+        return 0.0
+    offset = written - last_log_t
+    if abs(offset) > TZ_MAX_S + tolerance:
+        return 0.0
+    zone = round(offset / TZ_STEP_S) * TZ_STEP_S
+    residual = offset - zone
+    if zone != 0 and -60.0 <= residual <= tolerance:
+        return zone
+    return 0.0
+
+
+def progress_age(store: Store, key: RankKey, c: Cadence, threshold: float, now: float, mono_now: float) -> float:
+    """Largest lower bound on the seconds since this rank's last step; nan without any clock."""
+    bounds: list[float] = []
+    write_age = _write_age(store, key.source, now, mono_now)
+    if not math.isnan(write_age):
+        bounds.append(write_age)
+    if not math.isnan(c.progress_log_t):
+        last_log_t = _source_last_log_t(store, key.source)
+        if not math.isnan(last_log_t):
+            bounds.append(max(0.0, last_log_t - c.progress_log_t))
+        log_age = now - c.progress_log_t
+        if not math.isnan(write_age) and write_age <= threshold and log_age > threshold:
+            tolerance = min(max(120.0, 2 * (c.usual_gap_s if not math.isnan(c.usual_gap_s) else 0.0)), 420.0)
+            log_age -= _tz_offset(store, key.source, last_log_t, tolerance)
+        bounds.append(max(0.0, log_age))
+    return max(bounds) if bounds else math.nan
+
+
+def lagging_ranks(store: Store, cadences: dict[RankKey, Cadence]) -> dict[RankKey, float]:
+    """Ranks several log intervals behind the median of the others -> the others' median last step.
+
+    In synchronous training a rank cannot fall behind and keep going: it stopped (died, hung, or
+    its log stopped flushing) while the rest went on."""
+    last = {k: s for k, s in store.latest_step.items() if k.rank is not None}
+    if len(last) < 2:
+        return {}
+    out: dict[RankKey, float] = {}
+    for key, step in last.items():
+        others = median([float(s) for k, s in last.items() if k != key])
+        c = cadences.get(key)
+        interval = c.steps_per_record if c is not None else 1.0
+        if others - step >= max(LAG_RECORDS * interval, LAG_RECORDS):
+            out[key] = others
+    return out
+
+
+def _latest_progress_t(store: Store, cadences: dict[RankKey, Cadence]) -> float:
+    times = [c.progress_log_t for c in cadences.values() if not math.isnan(c.progress_log_t)]
+    return max(times) if times else math.nan
+
+
+def _terminal(store: Store, index: EventIndex, events: tuple[Event, ...], latest_t: float) -> list[Event]:
+    return [e for e in events if after_last_progress(store, e, index, latest_t)]
+
+
+def _rank_text(e: Event) -> str:
+    return f"rank {e.rank} " if e.rank is not None else ""
+
+
+def _where(step: int | None) -> str:
+    return f" after step {step}" if step is not None else " before the first step"
+
+
+LOGGER_PREFIX = re.compile(r"^(?:WARNING|ERROR|INFO|CRITICAL|DEBUG):[\w.]+:\s*")
+
+
+def failure_sentence(e: Event) -> str:
+    message = LOGGER_PREFIX.sub("", e.message.strip()) or e.kind
+    if e.kind == "signal" and e.data.get("signal") and str(e.data["signal"]) not in message:
+        message = f"{message} ({e.data['signal']})"
+    return f"{_rank_text(e)}{message}"
+
+
+def run_status(store: Store, now: float | None = None, stall_after: float | None = None) -> RunStatus:
+    """The run's state and one sentence why; cheap (recent windows, one pass over events)."""
+    wall = _time.time()
+    now = wall if now is None else now
+    mono_now = _time.monotonic() + (now - wall)
+    with store.lock:
+        index = event_index(store)
+        step_keys = sorted(store.latest_step, key=lambda k: (k.source, -1 if k.rank is None else k.rank))
+        cadences = {k: cadence(store, k) for k in step_keys}
+        latest_t = _latest_progress_t(store, cadences)
+        source_order = {name: i for i, name in enumerate(store.sources)}
+        terminal_failures = _terminal(store, index, index.failures, latest_t)
+        terminal_finished = _terminal(store, index, index.finished, latest_t)
+        total = store.total_steps
+        noted = set(store.ranks)
+        for st in store.sources.values():
+            noted |= set(getattr(st, "ranks_seen", ()) or ())
+
+        per_rank: list[RankStatus] = []
+        freshest: tuple[float, RankKey] | None = None
+        behind = lagging_ranks(store, cadences)
+        for key in step_keys:
+            c = cadences[key]
+            threshold = stall_threshold(c, stall_after)
+            ckpt = index.checkpoints_last.get(key.source)
+            if stall_after is None and ckpt is not None and after_last_progress(store, ckpt, index, latest_t):
+                threshold = max(threshold, CHECKPOINT_STALL_S)
+            age = progress_age(store, key, c, threshold, now, mono_now)
+            state = "stalled" if not math.isnan(age) and age > threshold else "running"
+            reason = (
+                f"no step for {fmt_seconds(age)} (usual {fmt_seconds(c.usual_gap_s)} between progress lines)"
+                if state == "stalled"
+                else ""
+            )
+            if key in behind:
+                state = "stalled"
+                reason = f"stopped at step {store.latest_step[key]} while the other ranks reached {behind[key]:.0f}"
+            per_rank.append(RankStatus(key.source, key.rank, state, store.latest_step[key], age, reason))
+            score = age if not math.isnan(age) else math.inf
+            if freshest is None or score < freshest[0]:
+                freshest = (score, key)
+
+        last_step = max(store.latest_step.values()) if store.latest_step else None
+        main_key = freshest[1] if freshest else None
+        main = cadences.get(main_key) if main_key is not None else None
+        sps = main.sec_per_step if main else math.nan
+        step_time = main.step_time_s if main else math.nan
+        age = freshest[0] if freshest and not math.isinf(freshest[0]) else math.nan
+        threshold = stall_threshold(main, stall_after) if main else NO_CADENCE_STALL_S
+        common: dict[str, Any] = {
+            "last_step": last_step,
+            "total_steps": total,
+            "sec_per_step": sps,
+            "step_time_s": step_time,
+            "age_s": age,
+            "stall_after_s": threshold,
+        }
+
+        # End markers after the last step decide first; the later of a failure and a finish wins.
+        hard = [e for e in terminal_failures if e.kind != "nccl_timeout"]
+        first_fail = first_by_order(hard, source_order)
+        finish = terminal_finished[-1] if terminal_finished else None
+        if first_fail is not None and finish is not None and finish.source == first_fail.source:
+            if finish.line > max(e.line for e in hard if e.source == finish.source):
+                first_fail = None
+        if first_fail is not None:
+            root = root_cause_event(store, index)
+            cause = root if root is not None else first_fail
+            reason = f"{failure_sentence(cause)}{_where(last_step)}"
+            ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
+            return RunStatus("crashed", reason, ranks, failure=cause, **common)
+        if finish is not None:
+            reason = f"{finish.message.strip() or 'the run reported completion'} (step {last_step})"
+            return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
+        hangs = [e for e in terminal_failures if e.kind == "nccl_timeout"]
+        if hangs:
+            hang = first_by_order(hangs, source_order)
+            assert hang is not None
+            reason = f"hung in a collective: {failure_sentence(hang)}{_where(last_step)}"
+            root = root_cause_event(store, index)
+            if root is not None and root is not hang:
+                reason += f"; first failure: {failure_sentence(root)}"
+            ranks = _with_inherited(per_rank, noted, "stalled", {e.rank for e in hangs if e.rank is not None})
+            return RunStatus("stalled", reason, ranks, failure=hang, **common)
+        if not step_keys:
+            lines = sum(st.lines for st in store.sources.values())
+            reason = f"no training step recognised in {lines} lines" if lines else "nothing read yet"
+            return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
+        if all(r.state == "stalled" for r in per_rank if (r.source, r.rank) not in behind):
+            if total is not None and last_step is not None and last_step >= total:
+                reason = f"reached step {last_step} of {total} and stopped writing"
+                return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
+            usual = sps if not math.isnan(sps) else step_time
+            usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
+            reason = f"no step for {fmt_seconds(age)} after step {last_step} ({usual_text}) and no end marker"
+            return RunStatus("stalled", reason, _with_inherited(per_rank, noted, "stalled", set()), **common)
+        parts = [f"step {last_step}" + (f" of {total}" if total else "")]
+        if not math.isnan(sps):
+            parts.append(f"{fmt_seconds(sps)}/step")
+        if not math.isnan(age):
+            parts.append(f"last step {fmt_seconds(age)} ago")
+        stopped = [r for r in per_rank if r.state == "stalled"]
+        if stopped:
+            parts.append("stopped: " + ", ".join(f"rank {r.rank} at step {r.last_step}" for r in stopped))
+        return RunStatus("running", ", ".join(parts), _with_inherited(per_rank, noted, "running", set()), **common)
+
+
+def _with_inherited(per_rank: list[RankStatus], noted: set[int], state: str, failed: set[int]) -> tuple[RankStatus, ...]:
+    """A run-wide end (crash, finish, stall) is every rank's state; ranks without steps share the run's."""
+    out: list[RankStatus] = []
+    for r in per_rank:
+        if state == "running" or r.state == state:
+            out.append(r)
+        else:
+            why = "the rank that failed" if r.rank in failed else r.reason
+            out.append(RankStatus(r.source, r.rank, state, r.last_step, r.age_s, why))
+    have = {r.rank for r in per_rank if r.rank is not None}
+    for rank in sorted(noted - have):
+        why = "the rank that failed" if rank in failed else "reports no steps of its own"
+        out.append(RankStatus("", rank, state, None, math.nan, why))
+    return tuple(out)
+
+
+__all__ = [
+    "FAILURE_KINDS",
+    "STATES",
+    "Cadence",
+    "RankStatus",
+    "RunStatus",
+    "cadence",
+    "lagging_ranks",
+    "run_status",
+    "stall_threshold",
+]

@@ -1,0 +1,266 @@
+"""`trainwatch summary`: the contract's JSON object, or a Rich report for people.
+
+Keys of `last_step` / `latest` are rank numbers as strings. Records without a rank (a
+single-process run, or a log that never says) are keyed `"-"`; when several sources have
+rank-less records, each such source is keyed by its own name instead, so none overwrites another.
+
+Extensions beyond the contract (never replacing its keys): `reason` (why the status), `eta_s`,
+`sec_per_step`, `phases_share` (median share of the step per phase), `lines`, `not_understood`,
+`failure` (the first failure even when the log does not name its rank), `rank_status`, and each
+finding's `steps` and `remedy` (the contract's `message` already ends with the remedy).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from trainwatch.diagnosis.eta import eta_s
+from trainwatch.diagnosis.findings import Finding, findings
+from trainwatch.diagnosis.ranks import root_cause, stragglers
+from trainwatch.diagnosis.shares import phase_shares, phase_tree
+from trainwatch.diagnosis.status import RunStatus, run_status
+from trainwatch.diagnosis.window import fmt_duration, fmt_seconds, fmt_value
+from trainwatch.records import json_number
+from trainwatch.store.store import RankKey, Store
+
+NO_RANK = "-"
+STATE_STYLE = {
+    "running": "bold green",
+    "finished": "bold blue",
+    "stalled": "bold yellow",
+    "crashed": "bold red",
+    "unknown": "bold",
+}
+SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+PREFERRED_METRICS = (
+    "loss",
+    "eval_loss",
+    "lr",
+    "grad_norm",
+    "loss_scale",
+    "step_time_s",
+    "data_time_s",
+    "samples_per_s",
+    "tokens_per_s",
+    "tflops",
+    "mfu_pct",
+    "mem_gib",
+    "epoch",
+)
+MAX_METRIC_COLUMNS = 9
+BAR_WIDTH = 30
+
+
+def _labels(keys: list[RankKey]) -> dict[RankKey, str]:
+    rankless = sorted({k.source for k in keys if k.rank is None})
+    out: dict[RankKey, str] = {}
+    for k in keys:
+        if k.rank is not None:
+            out[k] = str(k.rank)
+        else:
+            out[k] = NO_RANK if len(rankless) <= 1 else k.source
+    return out
+
+
+def _sort_label(label: str) -> tuple[int, int, str]:
+    return (0, int(label), "") if label.isdigit() else (1, 0, label)
+
+
+def _all_ranks(store: Store) -> list[int]:
+    ranks = set(store.ranks)
+    for st in store.sources.values():
+        ranks |= set(getattr(st, "ranks_seen", ()) or ())
+    return sorted(ranks)
+
+
+def _finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "kind": f.kind,
+        "severity": f.severity,
+        "ranks": list(f.ranks),
+        "steps": list(f.steps),
+        "message": f.text,
+        "remedy": f.remedy,
+    }
+
+
+def _num(v: float) -> float | int | str | None:
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return json_number(v)
+
+
+def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
+    """The contract's summary object (trainwatch/spec: `summary --json`), plus documented extensions."""
+    status = run_status(store, now)
+    found = findings(store, now, status=status)
+    slow = stragglers(store)
+    root = root_cause(store) if status.state in ("crashed", "stalled") else None
+    shares = phase_shares(store)
+    with store.lock:
+        formats: list[str] = []
+        for st in store.sources.values():
+            for name in st.formats:
+                if name not in formats:
+                    formats.append(name)
+        step_labels = _labels(list(store.latest_step))
+        last_step: dict[str, int] = {}
+        for key, step in store.latest_step.items():
+            label = step_labels[key]
+            last_step[label] = max(step, last_step.get(label, step))
+        latest_labels = _labels(list(store.latest))
+        latest: dict[str, dict[str, Any]] = {}
+        for key, metrics in store.latest.items():
+            latest.setdefault(latest_labels[key], {}).update({k: json_number(v) for k, v in metrics.items()})
+        out: dict[str, Any] = {
+            "sources": list(store.sources),
+            "formats": formats,
+            "ranks": _all_ranks(store),
+            "status": status.state,
+            "last_step": dict(sorted(last_step.items(), key=lambda kv: _sort_label(kv[0]))),
+            "total_steps": store.total_steps,
+            "latest": dict(sorted(latest.items(), key=lambda kv: _sort_label(kv[0]))),
+            "events": dict(sorted(store.event_counts.items())),
+            "root_cause": {"rank": root.rank, "message": root.message} if root is not None else None,
+            "stragglers": sorted({s.rank for s in slow}),
+            "findings": [_finding_json(f) for f in found],
+            # extensions
+            "reason": status.reason,
+            "eta_s": _num(eta_s(status)),
+            "sec_per_step": _num(status.sec_per_step),
+            "phases_share": {k: round(v, 4) for k, v in shares.items()},
+            "lines": sum(st.lines for st in store.sources.values()),
+            "not_understood": sum(st.not_understood for st in store.sources.values()),
+            "failure": _failure_json(status),
+            "rank_status": [
+                {"source": r.source, "rank": r.rank, "state": r.state, "last_step": r.last_step} for r in status.ranks
+            ],
+        }
+    return out
+
+
+def _failure_json(status: RunStatus) -> dict[str, Any] | None:
+    e = status.failure
+    if e is None:
+        return None
+    return {"kind": e.kind, "rank": e.rank, "step": e.step, "message": e.message, "source": e.source, "line": e.line}
+
+
+# ---------------------------------------------------------------------------- Rich report
+def _metric_columns(latest: dict[str, dict[str, float]]) -> list[str]:
+    seen: dict[str, int] = {}
+    for metrics in latest.values():
+        for name in metrics:
+            if name != "total_steps":
+                seen[name] = seen.get(name, 0) + 1
+    preferred = [m for m in PREFERRED_METRICS if m in seen]
+    rest = sorted((m for m in seen if m not in preferred), key=lambda m: (-seen[m], m))
+    return (preferred + rest)[:MAX_METRIC_COLUMNS]
+
+
+def _bar(share: float) -> str:
+    filled = max(0.0, min(1.0, share)) * BAR_WIDTH
+    full = int(filled)
+    return "█" * full + ("▌" if filled - full >= 0.5 else "")
+
+
+def print_summary(store: Store, console: Console | None = None, now: float | None = None) -> None:
+    """A report a person reads once: status and why, progress, metrics, time split, problems."""
+    console = console if console is not None else Console(highlight=False)
+    data = summary_json(store, now)
+    status = run_status(store, now)
+    found = findings(store, now, status=status)
+
+    head = Text()
+    head.append(f"{data['status'].upper()}", style=STATE_STYLE.get(data["status"], "bold"))
+    head.append("  ")
+    head.append(data["reason"])
+    console.print(head)
+
+    if status.last_step is not None:
+        line = Text(f"step {status.last_step}")
+        if status.total_steps:
+            line.append(f" of {status.total_steps} ({status.last_step / status.total_steps * 100:.1f}%)")
+        pace = status.step_time_s if not math.isnan(status.step_time_s) else status.sec_per_step
+        if not math.isnan(pace):
+            line.append(f", {fmt_seconds(pace)}/step")
+        eta = eta_s(status)
+        if not math.isnan(eta):
+            line.append(f", ETA {fmt_duration(eta)}")
+        console.print(line)
+
+    with store.lock:
+        src_rows = [(st.source, ", ".join(st.formats) or "?", st.lines, st.not_understood) for st in store.sources.values()]
+    for name, fmts, lines, nu in src_rows:
+        console.print(Text(f"source {name}: {fmts}; {lines} lines, {nu} not understood", style="dim"))
+    ranks = data["ranks"]
+    if ranks:
+        console.print(Text("ranks: " + ", ".join(str(r) for r in ranks), style="dim"))
+
+    latest: dict[str, dict[str, Any]] = data["latest"]
+    if latest:
+        console.print(Text("\nlatest", style="bold"))
+        columns = _metric_columns(latest)
+        room = console.width - 12  # rank and step columns
+        fitted: list[str] = []
+        for c in columns:
+            room -= max(len(c), 7) + 2
+            if room < 0:
+                break
+            fitted.append(c)
+        columns = fitted
+        table = Table(box=None, highlight=False, pad_edge=False)
+        table.add_column(Text("rank"))
+        table.add_column(Text("step"), justify="right")
+        for c in columns:
+            table.add_column(Text(c), justify="right", no_wrap=True, min_width=len(c))
+        for label, metrics in latest.items():
+            step = data["last_step"].get(label)
+            cells = [Text(label), Text("" if step is None else str(step))]
+            for c in columns:
+                v = metrics.get(c)
+                cells.append(Text("" if v is None else (v if isinstance(v, str) else fmt_value(float(v)))))
+            table.add_row(*cells)
+        console.print(table)
+
+    shares: dict[str, float] = data["phases_share"]
+    if shares:
+        console.print(Text("\nwhere a step's time goes (median share of the step)", style="bold"))
+        width = max(len(n) for n in shares) + 2
+        for name, share, depth in phase_tree(shares):
+            label = ("  " * depth + name) if depth == 0 else ("  " * depth + "└ " + name)
+            row = Text(f"  {label:<{width + 2}} ")
+            row.append(_bar(share).ljust(BAR_WIDTH), style="cyan")
+            row.append(f" {share * 100:5.1f}%")
+            console.print(row)
+
+    events: dict[str, int] = data["events"]
+    if events:
+        console.print(Text("\nevents: " + ", ".join(f"{k} {n}" for k, n in events.items()), style="bold"))
+
+    if data["root_cause"] is not None:
+        rc = data["root_cause"]
+        text = Text("root cause: ", style="bold red")
+        text.append(f"rank {rc['rank']}: " if rc["rank"] is not None else "")
+        text.append(rc["message"])
+        console.print(text)
+    if data["stragglers"]:
+        console.print(Text("stragglers: " + ", ".join(f"rank {r}" for r in data["stragglers"]), style="bold yellow"))
+
+    if found:
+        console.print(Text("\nfindings", style="bold"))
+        for f in found:
+            row = Text("  ")
+            row.append(f"{f.severity:<7}", style=SEVERITY_STYLE.get(f.severity, ""))
+            row.append(f" {f.kind}: ", style="bold")
+            row.append(f.message)
+            console.print(row)
+            if f.remedy:
+                console.print(Text(f"           → {f.remedy}", style="dim"))
+    else:
+        console.print(Text("\nno problems found", style="green"))
