@@ -47,3 +47,16 @@ def test_csv_has_fixed_columns_then_sorted_metrics() -> None:
     assert rows[0] == ["source", "rank", "step", "time", "line", "loss", "lr"]
     assert rows[1] == ["a.log", "", "1", "", "3", "2.5", ""]
     assert rows[2] == ["a.log", "", "2", "", "9", "inf", "0.001"]
+
+
+def test_host_and_attempt_are_written_only_when_known() -> None:
+    out = io.StringIO()
+    JsonlWriter(out).write(
+        [
+            Step("a.log", 1, 5, None, 2, {"loss": 1.0}),
+            Step("a.log", 1, 5, None, 9, {"loss": 1.0}, host="worker-1", attempt=1),
+        ]
+    )
+    plain, extended = (json.loads(line) for line in out.getvalue().splitlines())
+    assert "host" not in plain and "attempt" not in plain
+    assert extended["host"] == "worker-1" and extended["attempt"] == 1

@@ -38,6 +38,9 @@ class Step:
     line: int
     metrics: Mapping[str, float]
     type: Literal["step"] = field(default="step", init=False)
+    # Extensions (README): the node, when the log names it, and the run segment (attempt).
+    host: str | None = None
+    attempt: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,9 @@ class Phases:
     line: int
     phases_s: Mapping[str, float]
     type: Literal["phases"] = field(default="phases", init=False)
+    # Extensions (README): the node, when the log names it, and the run segment (attempt).
+    host: str | None = None
+    attempt: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,9 @@ class Event:
     message: str
     data: Mapping[str, Any] = field(default_factory=dict)
     type: Literal["event"] = field(default="event", init=False)
+    # Extensions (README): the node, when the log names it, and the run segment (attempt).
+    host: str | None = None
+    attempt: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +91,9 @@ class Profile:
     kind: str
     rows: tuple[Mapping[str, Any], ...]
     type: Literal["profile"] = field(default="profile", init=False)
+    # Extensions (README): the node, when the log names it, and the run segment (attempt).
+    host: str | None = None
+    attempt: int = 0
 
 
 Record = Step | Phases | Event | Profile
@@ -117,6 +129,11 @@ def to_dict(record: Record) -> dict[str, Any]:
         "time": record.time,
         "line": record.line,
     }
+    # Extensions beyond contract v1, written only when known so v1 records stay as they were.
+    if record.host is not None:
+        out["host"] = record.host
+    if record.attempt:
+        out["attempt"] = record.attempt
     if isinstance(record, Step):
         out["metrics"] = _json_value(dict(record.metrics))
     elif isinstance(record, Phases):

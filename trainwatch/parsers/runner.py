@@ -306,6 +306,8 @@ class SourceParser:
                 time if time is not None else self._time(),
                 line if line is not None else self._line_no(),
                 dict(phases_s),
+                host=self._origin(line)[1],
+                attempt=self._attempt,
             )
         )
 
@@ -337,6 +339,8 @@ class SourceParser:
                 severity,
                 message,
                 dict(data or {}),
+                host=self._origin(line)[1],
+                attempt=self._attempt,
             )
         )
 
@@ -363,6 +367,8 @@ class SourceParser:
                 title,
                 kind,
                 tuple(dict(r) for r in rows),
+                host=self._origin(line)[1],
+                attempt=self._attempt,
             )
         )
 
@@ -440,28 +446,30 @@ class SourceParser:
                         self._new_segment(None, "the launcher started again in the same log", "info")
                     self._launches = self._banners[host]
 
-    def _new_segment(self, step: int | None, why: str, severity: Severity) -> None:
+    def _new_segment(self, step: int | None, why: str, severity: Severity, at: _PendingStep | None = None) -> None:
         self._attempt += 1
         self._restart_armed = False
         self._seen_unranked.clear()
         self._recent_stepless.clear()
         self._last_by_stream.clear()
         self._last_step.clear()
-        self._emit_restart(step, f"restart (attempt {self._attempt}): {why}", severity)
+        self._emit_restart(step, f"restart (attempt {self._attempt}): {why}", severity, at)
 
-    def _emit_restart(self, step: int | None, message: str, severity: Severity) -> None:
-        self.stats.records["launcher"] += 1
+    def _emit_restart(self, step: int | None, message: str, severity: Severity, at: _PendingStep | None) -> None:
+        """`at`: the step record that shows the restart (its line, not the current one)."""
         self._sink(
             Event(
                 self.source,
                 None,
                 step,
-                self._time(),
-                self._line_no(),
+                at.time if at is not None else self._time(),
+                at.line if at is not None else self._line_no(),
                 "restart",
                 severity,
                 message,
                 {"attempt": self._attempt},
+                host=at.host if at is not None else self._host,
+                attempt=self._attempt,
             )
         )
 
@@ -470,7 +478,10 @@ class SourceParser:
         if self._attempt_event_due:
             self._attempt_event_due = False
             self._emit_restart(
-                pending.step, f"torchrun attempt {self._attempt} (files under attempt_{self._attempt}/)", "warning"
+                pending.step,
+                f"torchrun attempt {self._attempt} (files under attempt_{self._attempt}/)",
+                "warning",
+                pending,
             )
             return
         if pending.step is None:
@@ -480,10 +491,10 @@ class SourceParser:
             return
         if self._restart_armed:
             why = f"a worker failed, then step {pending.step} followed step {prev}"
-            self._new_segment(pending.step, why, "warning")
+            self._new_segment(pending.step, why, "warning", pending)
         elif pending.rank is not None and pending.step < prev:
             why = f"rank {pending.rank} went back from step {prev} to {pending.step}"
-            self._new_segment(pending.step, why, "warning")
+            self._new_segment(pending.step, why, "warning", pending)
 
     def _is_duplicate(self, pending: _PendingStep) -> bool:
         """The same unranked step line again: another rank printing identical values."""
@@ -514,7 +525,18 @@ class SourceParser:
             self._last_by_stream[stream] = max(pending.step, self._last_by_stream.get(stream, pending.step))
             self._last_step[pending.rank] = pending.step
             self._last_step[None] = pending.step
-        self._sink(Step(self.source, pending.rank, pending.step, pending.time, pending.line, pending.metrics))
+        self._sink(
+            Step(
+                self.source,
+                pending.rank,
+                pending.step,
+                pending.time,
+                pending.line,
+                pending.metrics,
+                host=pending.host,
+                attempt=self._attempt,
+            )
+        )
         for name in NAN_WATCHED:
             value = pending.metrics.get(name)
             if value is not None and (math.isnan(value) or math.isinf(value)):
@@ -529,6 +551,8 @@ class SourceParser:
                         "error",
                         f"{name} is {value} at step {pending.step}",
                         {"metric": name},
+                        host=pending.host,
+                        attempt=self._attempt,
                     )
                 )
 
