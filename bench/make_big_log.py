@@ -38,6 +38,7 @@ def build(out: Path, size_mb: int) -> int:
         f.write(header)
         written += len(header)
         while written < target:
+
             def shift(m: re.Match[bytes], off: int = offset) -> bytes:
                 # keep Megatron's right-aligned padding (`iteration    23005/`)
                 field = m.group(2)
@@ -46,7 +47,9 @@ def build(out: Path, size_mb: int) -> int:
                     number = b" " + number.rjust(len(field) - 1)
                 return m.group(1) + number + m.group(3)
 
-            chunk = body if offset == 0 else ITER.sub(shift, DS_STEP.sub(shift, TIMER.sub(shift, VALID.sub(shift, body))))
+            chunk = (
+                body if offset == 0 else ITER.sub(shift, DS_STEP.sub(shift, TIMER.sub(shift, VALID.sub(shift, body))))
+            )
             f.write(chunk)
             written += len(chunk)
             offset += last_iter

@@ -1,7 +1,13 @@
 """sources -> lines -> parsers -> sink. Runs once (summary, export) or follows (TUI, --follow).
 
-The pipeline never touches the UI: it hands batches of records to a sink (the store, or an
-exporter) and keeps each source's `SourceState` up to date in the store when it has one.
+The pipeline never touches the UI: it hands batches of records to its sinks (the store, an
+exporter) and keeps each source's `SourceState` up to date in the store.
+
+Following: local sources are read when inotify (a background thread watching their parent
+directories) wakes the loop, and stat-polled every `SAFETY_POLL_S` in case a change was
+missed; sources on network filesystems, or all with `force_poll`, are polled every
+`poll_interval`. Every round gives each source at most `ROUND_BUDGET` bytes, so a
+multi-GB backlog in one file never holds back the live lines of the others.
 """
 
 from __future__ import annotations
@@ -9,37 +15,60 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from trainwatch.lines.assembler import LineAssembler
+from trainwatch.lines.assembler import Kind, Line, LineAssembler
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
 from trainwatch.sources.discover import SourceSpec, expand, has_magic, rediscover
 from trainwatch.sources.stdin import StdinSource
-from trainwatch.sources.tail import CHUNK, FileTail
+from trainwatch.sources.tail import CHUNK, HEAD_BYTES, Ev, FileTail, TailEvent
+from trainwatch.sources.watch import DirWatcher, fstype_of, is_network_fs
 from trainwatch.store.store import SourceState, Store
 
 BatchSink = Callable[[list[Record]], None]
+POLL_INTERVAL_S = 0.25  # polling sources (network filesystems, --poll)
+SAFETY_POLL_S = 1.0  # inotify sources: stat anyway this often
+ROUND_BUDGET = 1024 * 1024  # bytes per source per round while following
 REDISCOVER_EVERY_S = 2.0
+REDISCOVER_MIN_GAP_S = 0.1
+MAX_SLEEP_S = 0.25  # a stop event set by a signal handler is seen within this
 
 
 class SourceReader:
-    """One source: its byte reader, line assembler, parsers and state."""
+    """One source: its byte reader, a line assembler per stream, its parsers and state."""
 
     def __init__(self, spec: SourceSpec, sink: BatchSink, state: SourceState, wake: Callable[[], None]) -> None:
         self.spec = spec
         self.state = state
         self._sink = sink
         self._batch: list[Record] = []
-        self.assembler = LineAssembler()
+        self.assemblers: dict[int, LineAssembler] = {}
         self.parser = SourceParser(spec.name, new_parsers(), self._batch.append, path=spec.path)
         self.tail = FileTail(spec.path) if spec.path is not None else None
-        self.stdin = StdinSource(wake=wake) if spec.path is None else None
+        self.stdin: StdinSource | None = None
+        self._wake = wake
         self.finished = False
+        self.event_driven = True  # pumped when woken (inotify, stdin); else on its poll timer
+        self.next_due = 0.0
         state.path = spec.path
-        if self.stdin is not None:
+        if spec.path is None:
+            self.stdin = StdinSource(wake=wake)
             state.follow_mode = "stdin"
+
+    @property
+    def assembler(self) -> LineAssembler:
+        """The assembler of the newest stream (the file the path names now)."""
+        if not self.assemblers:
+            self.assemblers[0] = LineAssembler()
+        return self.assemblers[max(self.assemblers)]
+
+    def _feed(self, lines: Iterable[Line]) -> None:
+        """Parse lines, and keep the complete ones in the bounded ring the dashboard's raw log shows."""
+        lines = list(lines)
+        self.state.recent.extend((line.no, line.text) for line in lines if line.kind is Kind.LINE)
+        self.parser.feed_lines(lines)
 
     def _emit(self) -> None:
         if self._batch:
@@ -47,29 +76,41 @@ class SourceReader:
             self._batch.clear()
             self._sink(batch)
 
+    def _apply(self, event: TailEvent) -> None:
+        asm = self.assemblers.get(event.gen)
+        if asm is None:
+            if event.kind is not Ev.DATA:
+                return
+            asm = self.assemblers[event.gen] = LineAssembler()
+        if event.kind is Ev.DATA:
+            self._feed(asm.feed(event.data))
+            return
+        # The stream restarts (truncated) or ended for good (rotated away): its unfinished
+        # line is torn — shown, never parsed.
+        self._feed(asm.abandon())
+        self.parser.at_eof()
+        if event.kind is Ev.RESET:
+            asm.reset()
+        else:
+            del self.assemblers[event.gen]
+
     def pump(self, limit: int = CHUNK) -> bool:
-        """Read what is available (up to limit). True if more is waiting right now."""
+        """Read what is available (up to about `limit` bytes). True if more is waiting right now."""
         if self.finished:
             return False
         more = False
         if self.tail is not None:
             got = self.tail.read(limit)
-            if got.old_data:
-                self.parser.feed_lines(self.assembler.feed(got.old_data))
-            if got.reset:
-                self.parser.feed_lines(self.assembler.finish())
-                self.parser.at_eof()
-                self.assembler.reset()
-            if got.data:
-                self.parser.feed_lines(self.assembler.feed(got.data))
-                now = time.time()
-                self.state.last_data_wall = now
+            for event in got.events:
+                self._apply(event)
+            if got.got_data:
+                self.state.last_data_wall = time.time()
                 self.state.last_data_monotonic = time.monotonic()
             if got.notes:
                 self.state.note = got.notes[-1]
-            elif got.data and self.state.note.startswith("waiting"):
+            elif got.got_data and self.state.note.startswith("waiting"):
                 self.state.note = ""
-            self.state.size = self.tail.size
+            self.state.size = max(self.tail.size, self.tail.offset)
             self.state.offset = self.tail.offset
             self.state.mtime = self.tail.mtime
             self.state.catching_up = not got.at_eof
@@ -77,32 +118,46 @@ class SourceReader:
         elif self.stdin is not None:
             data, ended = self.stdin.read(limit)
             if data:
-                self.parser.feed_lines(self.assembler.feed(data))
+                self._feed(self.assembler.feed(data))
                 self.state.last_data_wall = time.time()
                 self.state.last_data_monotonic = time.monotonic()
                 self.state.offset += len(data)
                 self.state.size = self.state.offset
             if ended:
-                self.finish()
+                self.finish(final=True)
                 return False
             more = len(data) >= limit
+            self.state.catching_up = more
         if not more:
             self.parser.at_eof()
         self._sync_stats()
         self._emit()
         return more
 
-    def finish(self) -> None:
-        """End of input for this source: release the last partial line and held blocks."""
+    def finish(self, final: bool = True) -> None:
+        """No more input will be read from this source.
+
+        final: the input really ended (read to its end, stdin closed), so a last line
+        without newline is complete. Otherwise (following stopped) it may be torn by a
+        writer still running: it is shown, not parsed."""
         if self.finished:
             return
         self.finished = True
-        self.parser.feed_lines(self.assembler.finish())
+        if self.tail is not None:
+            for event in self.tail.finish_events():
+                asm = self.assemblers.pop(event.gen, None)
+                if asm is not None:
+                    self._feed(asm.finish() if final else asm.abandon())
+        for asm in self.assemblers.values():
+            self._feed(asm.finish() if final else asm.abandon())
+        self.assemblers.clear()
         self.parser.finish()
         self.state.ended = True
         self.state.catching_up = False
         self._sync_stats()
         self._emit()
+
+    def close(self) -> None:
         if self.tail is not None:
             self.tail.close()
 
@@ -113,6 +168,7 @@ class SourceReader:
         self.state.not_understood = stats.not_understood
         self.state.duplicate_steps = stats.duplicate_steps
         self.state.parser_errors = stats.parser_errors
+        self.state.ranks_seen = set(stats.ranks_seen)
 
 
 class Pipeline:
@@ -122,18 +178,23 @@ class Pipeline:
         *,
         store: Store | None = None,
         sink: BatchSink | None = None,
-        poll_interval: float = 0.1,
+        poll_interval: float | None = None,
+        force_poll: bool = False,
     ) -> None:
         self.paths = list(paths)
         self.store = store if store is not None else Store()
-        self._extra_sink = sink
-        self.poll_interval = poll_interval
+        self._sinks: list[BatchSink] = [sink] if sink is not None else []
+        self.poll_interval = poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S
+        self.force_poll = force_poll
         self.readers: dict[str, SourceReader] = {}
         self.problems: list[str] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._patterns: set[str] = set()
+        self._watcher: DirWatcher | None = None
+        self._following = False
+        self._rediscover_now = False
         specs, problems = expand(self.paths)
         self.problems = problems
         for spec in specs:
@@ -146,25 +207,125 @@ class Pipeline:
 
     # -------------------------------------------------------------- plumbing
     def add_sink(self, sink: BatchSink) -> None:
-        self._extra_sink = sink
+        """Another consumer of every batch (after the store)."""
+        self._sinks.append(sink)
 
     def _sink(self, batch: list[Record]) -> None:
         self.store.add_many(batch)
-        if self._extra_sink is not None:
-            self._extra_sink(batch)
+        for sink in self._sinks:
+            sink(batch)
 
-    def _add(self, spec: SourceSpec) -> None:
+    def _add(self, spec: SourceSpec) -> SourceReader | None:
         if spec.name in self.readers:
-            return
+            return None
         with self.store.lock:
             state = self.store.source(spec.name)
-        self.readers[spec.name] = SourceReader(spec, self._sink, state, self._wake.set)
+        reader = SourceReader(spec, self._sink, state, self._wake.set)
+        self.readers[spec.name] = reader
+        if self._following:
+            self._set_mode(reader)
+        return reader
+
+    def _drop(self, name: str) -> None:
+        reader = self.readers.pop(name)
+        reader.close()
+        with self.store.lock:
+            self.store.sources.pop(name, None)
+            self.store.version += 1
+
+    def _known_copy(self, path: str) -> bool:
+        """A file that is one we already follow under another name (rename rotation) or its
+        rotated copy (copytruncate `out.log.1`): reading it again would duplicate steps."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return True
+        ident = (st.st_dev, st.st_ino)
+        base, _dot, suffix = path.rpartition(".")
+        for reader in self.readers.values():
+            tail = reader.tail
+            if tail is None:
+                continue
+            if ident in tail.idents:
+                return True
+            if suffix.isdigit() and os.path.normpath(base) == os.path.normpath(tail.path):
+                heads = tail.known_heads()
+                if heads:
+                    try:
+                        with open(path, "rb") as f:
+                            first = f.read(HEAD_BYTES)
+                    except OSError:
+                        return True
+                    if any(h and first.startswith(h) for h in heads):
+                        return True
+        return False
 
     def _rediscover(self) -> None:
-        for pattern in self._patterns:
+        # A PATH that did not exist yet and turned out to be a directory: follow it as one.
+        for raw in self.paths:
+            reader = self.readers.get(raw)
+            if (
+                reader is not None
+                and reader.tail is not None
+                and not reader.tail.opened_once
+                and reader.spec.pattern is None
+                and os.path.isdir(raw)
+            ):
+                self._drop(raw)
+                self._patterns.add(raw)
+        added = False
+        for pattern in sorted(self._patterns):
             for path in rediscover(pattern):
-                if path not in self.readers:
-                    self._add(SourceSpec(path, path, pattern=pattern))
+                if path not in self.readers and not self._known_copy(path):
+                    added = self._add(SourceSpec(path, path, pattern=pattern)) is not None or added
+        if added or self._watcher is not None:
+            self._update_watch()
+
+    # ----------------------------------------------------------- wake-ups
+    def _set_mode(self, reader: SourceReader) -> None:
+        if reader.spec.path is None:
+            reader.state.follow_mode = "stdin"
+            reader.event_driven = True
+            return
+        fstype = fstype_of(reader.spec.path)
+        if self.force_poll:
+            mode = "polling"
+        elif is_network_fs(fstype):
+            mode = f"polling ({fstype})"
+        elif self._watcher is None or self._watcher.error:
+            mode = "polling (inotify unavailable)"
+        else:
+            mode = "inotify"
+        reader.state.follow_mode = mode
+        reader.event_driven = mode == "inotify"
+
+    def _watch_dirs(self) -> tuple[set[str], set[str]]:
+        flat: set[str] = set()
+        recursive: set[str] = set()
+        for reader in self.readers.values():
+            if reader.event_driven and reader.spec.path is not None:
+                flat.add(os.path.dirname(os.path.abspath(reader.spec.path)))
+        if self.force_poll:
+            return flat, recursive
+        for pattern in self._patterns:
+            if os.path.isdir(pattern):
+                root, deep = pattern, True
+            else:
+                root, deep = _glob_root(pattern)
+            if not is_network_fs(fstype_of(root)):
+                (recursive if deep else flat).add(os.path.abspath(root))
+        return flat, recursive
+
+    def _update_watch(self) -> None:
+        if self._watcher is not None:
+            flat, recursive = self._watch_dirs()
+            if self._watcher.set_dirs(flat, recursive) and self._patterns:
+                self._rediscover_now = True  # what appeared while the new watch was starting
+
+    def _on_change(self, paths: set[str]) -> None:
+        if any(p not in self.readers for p in paths):  # a new file, or a directory a PATH waits for
+            self._rediscover_now = True
+        self._wake.set()
 
     # ------------------------------------------------------------------ runs
     def read_to_end(self) -> None:
@@ -179,20 +340,35 @@ class Pipeline:
                 continue
             while reader.pump():
                 pass
-            reader.finish()
+            reader.finish(final=True)
         self.store.touch()
 
-    def pump_once(self) -> bool:
-        """One round over all sources. True if any source has more data waiting."""
+    def pump_once(self, budget: int = ROUND_BUDGET) -> bool:
+        """One round over all sources, at most `budget` bytes each. True if any has more waiting."""
         more = False
         for reader in list(self.readers.values()):
-            if reader.pump():
+            if reader.pump(budget):
                 more = True
         return more
 
-    def finish_all(self) -> None:
+    def finish_all(self, final: bool = False) -> None:
+        """Stop reading every source. final=True only when the inputs really ended; after
+        following, a last line without newline may be torn and is not parsed."""
         for reader in self.readers.values():
-            reader.finish()
+            reader.finish(final=final)
+
+    def _start_watching(self) -> None:
+        self._following = True
+        if not self.force_poll:
+            self._watcher = DirWatcher(self._on_change)
+            self._update_watch()
+            self._watcher.start()
+        for reader in self.readers.values():
+            self._set_mode(reader)
+
+    def _stop_watching(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
 
     def follow(self, stop: threading.Event | None = None, until_inputs_end: bool = False) -> None:
         """Follow until stopped: the loop the background thread runs.
@@ -200,20 +376,56 @@ class Pipeline:
         until_inputs_end: also return once every source is stdin and it has closed
         (`cmd | trainwatch export --follow -` ends with its input)."""
         stop = stop or self._stop
+        self._start_watching()
+        try:
+            self._follow_loop(stop, until_inputs_end)
+        finally:
+            self._stop_watching()
+
+    def _follow_loop(self, stop: threading.Event, until_inputs_end: bool) -> None:
         last_discovery = time.monotonic()
+        watcher_failed = False
+        woken = True
         while not stop.is_set():
-            if until_inputs_end and self.readers and all(
-                r.finished and r.spec.path is None for r in self.readers.values()
+            if (
+                until_inputs_end
+                and self.readers
+                and all(r.finished and r.spec.path is None for r in self.readers.values())
             ):
                 return
-            more = self.pump_once()
             now = time.monotonic()
-            if self._patterns and now - last_discovery >= REDISCOVER_EVERY_S:
-                self._rediscover()
-                last_discovery = now
-            if not more:
-                self._wake.wait(self.poll_interval)
+            more = False
+            for reader in list(self.readers.values()):
+                if reader.finished or not (reader.next_due <= now or (woken and reader.event_driven)):
+                    continue
+                if reader.pump(ROUND_BUDGET):
+                    more = True
+                    reader.next_due = now
+                else:
+                    reader.next_due = now + (SAFETY_POLL_S if reader.event_driven else self.poll_interval)
+            if self._watcher is not None and self._watcher.error and not watcher_failed:
+                watcher_failed = True
+                for reader in self.readers.values():
+                    self._set_mode(reader)
+            now = time.monotonic()
+            if self._patterns or any(r.tail is not None and not r.tail.opened_once for r in self.readers.values()):
+                due = now - last_discovery >= REDISCOVER_EVERY_S
+                asked = self._rediscover_now and now - last_discovery >= REDISCOVER_MIN_GAP_S
+                if due or asked:
+                    self._rediscover_now = False
+                    self._rediscover()
+                    last_discovery = now
+                    more = True  # read new sources at once
+            if more:
+                woken = self._wake.is_set()
                 self._wake.clear()
+                continue
+            pending = [r.next_due for r in self.readers.values() if not r.finished]
+            timeout = min(pending, default=now + SAFETY_POLL_S) - now
+            if self._rediscover_now:
+                timeout = min(timeout, REDISCOVER_MIN_GAP_S)
+            woken = self._wake.wait(min(max(timeout, 0.005), MAX_SLEEP_S))
+            self._wake.clear()
 
     def start(self) -> threading.Thread:
         self._thread = threading.Thread(target=self.follow, name="trainwatch-ingest", daemon=True)
@@ -226,5 +438,17 @@ class Pipeline:
         if self._thread is not None:
             self._thread.join(timeout)
         for reader in self.readers.values():
-            if reader.tail is not None:
-                reader.tail.close()
+            reader.close()
+
+
+def _glob_root(pattern: str) -> tuple[str, bool]:
+    """The directory a glob's matches appear under, and whether they may be deeper."""
+    parts = pattern.split(os.sep)
+    fixed: list[str] = []
+    for part in parts:
+        if has_magic(part):
+            break
+        fixed.append(part)
+    root = os.sep.join(fixed) or ("." if not pattern.startswith(os.sep) else os.sep)
+    magic_dirs = len(fixed) < len(parts) - 1
+    return root, magic_dirs or "**" in pattern

@@ -1,18 +1,24 @@
 """Turn a byte stream, arriving in arbitrary chunks, into numbered, sanitized lines.
 
-- Lines are split on `\\n` and numbered from 1 (the contract's `line`).
+- Lines are split on `\\n` and numbered from 1 (the contract's `line`); `\\r\\n` is a plain
+  line end (Windows-written logs), even when the chunk boundary falls between the two.
 - `\\r` progress frames: every non-empty `\\r`-terminated segment is emitted as a FRAME
   (bars such as Lightning's carry metrics), the text after the last `\\r` is the LINE
   (records are glued after the last frame: `...it/s]{'loss': ...}`). Only the latest
   frame is kept in memory, so a `\\r` storm costs nothing.
-- A partial line is held until its `\\n` arrives; `finish()` releases it at a real end.
-- Absurdly long lines keep their head and tail only: memory stays bounded.
-- Invalid UTF-8 is decoded with replacement characters, never an exception.
+- A partial line is held until its `\\n` arrives. `finish()` releases it at a real end;
+  `abandon()` releases it for display only (a writer still running, or a file that was
+  truncated under us, left a torn line: `loss 2.3|45` must never be parsed as 2.3).
+- Absurdly long lines keep their head and tail only: memory stays bounded whatever the
+  line length.
+- Invalid UTF-8 is decoded with replacement characters, never an exception; NUL bytes
+  (sparse holes left by copytruncate) are dropped before they can form a giant line.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -20,6 +26,8 @@ from trainwatch.lines.sanitize import sanitize
 
 MAX_LINE_BYTES = 256 * 1024
 _KEEP = 32 * 1024
+# Anything sanitize() would touch, other than the line separators themselves.
+_DIRTY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class Kind(Enum):
@@ -32,8 +40,8 @@ class Line:
     no: int
     text: str
     kind: Kind = Kind.LINE
-    # A LINE whose text is only its last progress frame (already delivered as a FRAME):
-    # shown in the raw log, not parsed twice.
+    # Shown in the raw log, never parsed: a LINE whose text is only its last progress
+    # frame (already delivered as a FRAME), or a torn line left at a truncation/stop.
     display_only: bool = False
 
 
@@ -42,13 +50,14 @@ class LineAssembler:
 
     def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._max = max_line_bytes
+        self._max = max(max_line_bytes, 2 * _KEEP + 1)
         self._segment: list[str] = []  # text since the last \r or \n
         self._segment_len = 0
         self._tail = ""  # kept tail of an over-long segment
         self._capped = False
         self._elided = 0
         self._last_frame = ""
+        self._pending_cr = False  # the text so far ended with \r: a frame end, or half of \r\n
         self._next_no = 1
         self.lines_capped = 0
 
@@ -56,54 +65,114 @@ class LineAssembler:
     def next_line_no(self) -> int:
         return self._next_no
 
+    @property
+    def has_partial(self) -> bool:
+        """Bytes of a line whose newline has not arrived yet are held."""
+        return bool(self._segment_len or self._capped or self._pending_cr or self._last_frame)
+
     def reset(self) -> None:
         """The source was truncated or replaced: start over at line 1."""
         self.__init__(self._max)  # type: ignore[misc]
 
     def feed(self, data: bytes) -> list[Line]:
         text = self._decoder.decode(data)
+        if "\x00" in text:
+            text = text.replace("\x00", "")
         return self._feed_text(text)
 
     def finish(self) -> list[Line]:
-        """End of input: release a final line that has no newline."""
-        out = self._feed_text(self._decoder.decode(b"", final=True))
+        """Real end of input (read to the end, stdin closed): release a final line without newline."""
+        out = self._feed_text(self._decoder.decode(b"", final=True).replace("\x00", ""))
+        self._settle_cr(out)
         if self._segment_len or self._last_frame or self._capped:
             out.extend(self._end_line())
         return out
 
+    def abandon(self) -> list[Line]:
+        """The stream stops here but its writer did not finish the line: show it, never parse it."""
+        out = self._feed_text(self._decoder.decode(b"", final=True).replace("\x00", ""))
+        self._settle_cr(out)
+        if self._segment_len or self._capped:
+            text = sanitize(self._take_segment())
+            if text.strip():
+                out.append(Line(self._next_no, text, display_only=True))
+                self._next_no += 1
+        self._last_frame = ""
+        return out
+
+    # ------------------------------------------------------------- internals
+    def _settle_cr(self, out: list[Line]) -> None:
+        if self._pending_cr:
+            self._pending_cr = False
+            self._end_frame(out)
+
     def _feed_text(self, text: str) -> list[Line]:
         out: list[Line] = []
-        if "\r" not in text and self._segment_len == 0 and not self._last_frame:
-            # Fast path: whole lines, no frames pending.
-            parts = text.split("\n")
-            rest = parts.pop()
-            no = self._next_no
-            for part in parts:
-                if len(part) > self._max:
-                    part = self._cap(part)
-                out.append(Line(no, sanitize(part)))
-                no += 1
-            self._next_no = no
-            if rest:
-                self._append(rest)
+        if not text:
             return out
-        start = 0
-        n = len(text)
-        while start < n:
-            nl = text.find("\n", start)
-            cr = text.find("\r", start)
-            if nl == -1 and cr == -1:
-                self._append(text[start:])
-                break
-            if cr != -1 and (nl == -1 or cr < nl):
-                self._append(text[start:cr])
+        if self._pending_cr:
+            self._pending_cr = False
+            if text[0] == "\n":
+                out.extend(self._end_line())
+                text = text[1:]
+            else:
                 self._end_frame(out)
-                start = cr + 1
+        if "\r" in text:
+            self._feed_general(text, out)
+            return out
+        # No \r: finish a held partial line, then take whole lines at once.
+        start = 0
+        if self.has_partial:
+            nl = text.find("\n")
+            if nl == -1:
+                self._append(text)
+                return out
+            self._append(text[:nl])
+            out.extend(self._end_line())
+            start = nl + 1
+        parts = text[start:].split("\n")
+        rest = parts.pop()
+        no = self._next_no
+        clean = not _DIRTY.search(text, start)
+        for part in parts:
+            if len(part) > self._max:
+                part = self._cap(part)
+            out.append(Line(no, part if clean else sanitize(part)))
+            no += 1
+        self._next_no = no
+        if rest:
+            self._append(rest)
+        return out
+
+    def _feed_general(self, text: str, out: list[Line]) -> None:
+        n = len(text)
+        start = 0
+        nl = cr = -1  # next \n / \r at or after start, n if none: each found once (a storm stays linear)
+        while start < n:
+            if nl < start:
+                nl = text.find("\n", start)
+                nl = n if nl == -1 else nl
+            if cr < start:
+                cr = text.find("\r", start)
+                cr = n if cr == -1 else cr
+            if nl == n and cr == n:
+                self._append(text[start:])
+                return
+            if cr < nl:
+                self._append(text[start:cr])
+                if cr + 1 == n:
+                    self._pending_cr = True  # \r\n may be split across chunks
+                    return
+                if text[cr + 1] == "\n":
+                    out.extend(self._end_line())
+                    start = cr + 2
+                else:
+                    self._end_frame(out)
+                    start = cr + 1
             else:
                 self._append(text[start:nl])
                 out.extend(self._end_line())
                 start = nl + 1
-        return out
 
     def _append(self, piece: str) -> None:
         if not piece:
@@ -114,11 +183,18 @@ class LineAssembler:
             return
         # Over-long: keep the head (first _KEEP characters) and a rolling tail.
         if not self._capped:
-            head = "".join(self._segment)
-            self._segment = [head[:_KEEP]]
-            self._tail = head[_KEEP:]
+            # First overflow: the head is the first _KEEP characters of segment + piece.
+            self._segment.append(piece)
+            full = "".join(self._segment)
+            self._segment = [full[:_KEEP]]
             self._segment_len = _KEEP
             self._capped = True
+            self._tail = ""
+            piece = full[_KEEP:]
+        if len(piece) >= _KEEP:
+            self._elided += len(self._tail) + len(piece) - _KEEP
+            self._tail = piece[-_KEEP:]
+            return
         self._tail += piece
         if len(self._tail) > _KEEP:
             self._elided += len(self._tail) - _KEEP

@@ -52,6 +52,7 @@ NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
 # and how many labelled lines that takes (one `0: ` at the start of a line is not enough).
 PROBE_LINES = 16
 PROBE_MIN_LABELLED = 4
+PROBE_MAX_HELD = 512  # bounds the hold (and its memory) when a log starts with progress frames
 # Unranked step keys remembered per segment to recognise the same line from other ranks.
 SEEN_UNRANKED_MAX = 4096
 # Unranked steps without a step number are only compared with this many recent ones.
@@ -110,6 +111,7 @@ class SourceParser:
         self._reporting_ranks: set[int] = set()
         # Label detection: lines held until the source's labelling is known.
         self._probe: list[Line] | None = []
+        self._probe_lines = 0  # non-empty LINEs held (frames do not count)
         self._label_mode = ""  # "", "srun" (task id labels) or "host" (pdsh host labels)
         # Run segments: the attempt this source is in, and what may start the next one.
         where = path or source
@@ -143,7 +145,10 @@ class SourceParser:
             return
         if self._probe is not None:
             self._probe.append(line)
-            if sum(1 for p in self._probe if p.kind is Kind.LINE and p.text.strip()) >= PROBE_LINES:
+            if line.kind is Kind.LINE and line.text.strip():
+                self._probe_lines += 1
+            # Decide after PROBE_LINES real lines, or early when a frame storm fills the hold.
+            if self._probe_lines >= PROBE_LINES or len(self._probe) >= PROBE_MAX_HELD:
                 self._end_probe()
             return
         self._process(line)

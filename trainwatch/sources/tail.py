@@ -1,136 +1,364 @@
-"""Follow one path like `tail -F`, with its own descriptor and a saved offset.
+"""Follow one path like `tail -F`, with its own descriptors and saved offsets.
 
-- waits for a path that does not exist yet;
-- reads with `pread` from the saved offset (never mmap: a truncated mmap raises SIGBUS);
-- size below the offset = truncated (copytruncate): start again at 0;
-- another inode at the path = rotated or recreated: read the old descriptor to its end
-  first, then switch to the new file;
-- a deleted path keeps being read through the open descriptor (a job writing to an
-  unlinked log) until a new file appears there.
+- waits for a path that does not exist yet (or cannot be opened yet);
+- reads with `pread` from the saved offset (never mmap: a truncated mmap raises SIGBUS),
+  never trusting `st_size` alone (network filesystems cache it);
+- truncated (size below the offset, confirmed by reading at the offset) or overwritten
+  (the first bytes, or the bytes just before the offset, changed: copytruncate followed
+  by fast regrowth, a job relaunched with `>`): the part the rotated copy `PATH.1` holds
+  beyond the offset is read first, then the file is read again from 0;
+- another inode at the path (rename rotation, delete + recreate): the old descriptor is
+  kept and drained — a job writing to a renamed log keeps writing there — and the new
+  file is read as a new stream; the old one is closed once the new file gets data and
+  the old has been quiet for a moment;
+- a deleted path keeps being read through the open descriptor until a file appears there.
+
+Each stream (generation) has its own number so the reader gives each its own line
+assembler: the events of one `read()` are applied in order.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
+from collections import deque
 from dataclasses import dataclass, field
+from enum import Enum
 
 CHUNK = 8 * 1024 * 1024
+HEAD_BYTES = 1024  # identity of a file's content: its first bytes (lnav hashes its first line)
+ANCHOR_BYTES = 256  # the bytes just before the offset: must not change in an append-only log
+DRAIN_QUIET_S = 1.0  # an old stream is closed after this long without growth (once the new one has data)
+MAX_DRAINING = 4
+MAX_COPIES = 9  # PATH.1 ... PATH.9 looked at after a copytruncate
+MAX_RECOVER_BYTES = 64 * 1024 * 1024
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class Ev(Enum):
+    DATA = "data"  # bytes of stream `gen`
+    RESET = "reset"  # stream `gen` restarts from byte 0: drop its torn partial line, number from 1
+    CLOSED = "closed"  # stream `gen` has ended for good (an old, rotated file)
+
+
+@dataclass(frozen=True, slots=True)
+class TailEvent:
+    kind: Ev
+    gen: int
+    data: bytes = b""
 
 
 @dataclass
 class TailRead:
-    """What one `read()` found. Apply in order: old_data, then reset, then data."""
-
-    old_data: bytes = b""  # the end of the previous file (before a rotation)
-    reset: str = ""  # "truncated" / "replaced" / "": start a new stream before `data`
-    data: bytes = b""
-    at_eof: bool = True
+    events: list[TailEvent] = field(default_factory=list)
+    at_eof: bool = True  # nothing more is readable right now
+    got_data: bool = False
     notes: list[str] = field(default_factory=list)
+
+
+class _Handle:
+    """One open file: descriptor, identity, offset, and what identifies its content."""
+
+    def __init__(self, fd: int, st: os.stat_result, gen: int) -> None:
+        self.fd = fd
+        self.ident = (st.st_dev, st.st_ino)
+        self.gen = gen
+        self.offset = 0
+        self.size = st.st_size
+        self.mtime = st.st_mtime
+        self.seen: tuple[int, int] = (-1, -1)  # (mtime_ns, size) at the last content check
+        self.head = b""
+        self.anchor = b""
+        self.last_growth = time.monotonic()
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def pread(self, n: int, at: int) -> bytes:
+        try:
+            return os.pread(self.fd, n, at)
+        except OSError:
+            return b""
+
+    def read(self, limit: int, chunk: int) -> bytes:
+        out = bytearray()
+        while len(out) < limit:
+            piece = self.pread(min(chunk, limit - len(out)), self.offset)
+            if not piece:
+                break
+            if self.offset < HEAD_BYTES:
+                self.head = (self.head + piece[: HEAD_BYTES - self.offset])[:HEAD_BYTES]
+            out += piece
+            self.offset += len(piece)
+        if out:
+            self.anchor = (self.anchor + bytes(out[-ANCHOR_BYTES:]))[-ANCHOR_BYTES:]
+            self.last_growth = time.monotonic()
+        return bytes(out)
+
+    def content_changed(self, st: os.stat_result) -> str:
+        """Returns "truncated", "overwritten" or "" (looked at only when size or mtime moved)."""
+        if st.st_size < self.offset and not self.pread(1, self.offset - 1):
+            return "truncated"
+        key = (st.st_mtime_ns, st.st_size)
+        if key == self.seen or self.offset == 0:
+            self.seen = key
+            return ""
+        self.seen = key
+        if self.head and self.pread(len(self.head), 0) != self.head:
+            return "overwritten"
+        if self.anchor and self.pread(len(self.anchor), self.offset - len(self.anchor)) != self.anchor:
+            return "overwritten"
+        return ""
+
+
+def _open(path: str) -> tuple[int, os.stat_result] | str:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "waiting for the file to appear"
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror}"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file; not read"
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        return f"cannot open: {exc.strerror}"
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
+        os.close(fd)
+        return "not a regular file; not read"
+    return fd, st
 
 
 class FileTail:
     def __init__(self, path: str, chunk: int = CHUNK) -> None:
         self.path = path
         self.chunk = chunk
-        self.fd: int | None = None
-        self.ident: tuple[int, int] | None = None
-        self.offset = 0
-        self.size = 0
-        self.mtime: float | None = None
+        self.current: _Handle | None = None
+        self.draining: list[_Handle] = []
+        self.idents: set[tuple[int, int]] = set()  # every inode this tail has read
+        self.rotations = 0
+        self.past_heads: deque[bytes] = deque(maxlen=8)  # content identity of streams we have left
         self.missing_note = ""
-        self.opened_once = False
+        self._next_gen = 0
+        self._deleted_noted = False
+
+    # ---------------------------------------------------------------- views
+    @property
+    def offset(self) -> int:
+        return self.current.offset if self.current else 0
+
+    @property
+    def size(self) -> int:
+        return self.current.size if self.current else 0
+
+    @property
+    def mtime(self) -> float | None:
+        return self.current.mtime if self.current else None
+
+    @property
+    def head(self) -> bytes:
+        return self.current.head if self.current else b""
+
+    @property
+    def opened_once(self) -> bool:
+        return self._next_gen > 0
+
+    def known_heads(self) -> list[bytes]:
+        """First bytes of every stream this tail has read (to recognise their rotated copies)."""
+        heads = [*self.past_heads, *(h.head for h in self.draining)]
+        if self.current is not None:
+            heads.append(self.current.head)
+        return [h for h in heads if h]
 
     def close(self) -> None:
-        if self.fd is not None:
-            try:
-                os.close(self.fd)
-            except OSError:
-                pass
-            self.fd = None
+        for handle in self.draining:
+            handle.close()
+        self.draining.clear()
+        if self.current is not None:
+            self.current.close()
+            self.current = None
 
-    def _open(self) -> str:
-        """Open the path if it is a regular file. Returns a note on failure."""
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return "waiting for the file to appear"
-        except OSError as exc:
-            return f"cannot stat: {exc.strerror}"
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file; not read"
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            return f"cannot open: {exc.strerror}"
-        st = os.fstat(fd)
-        self.fd = fd
-        self.ident = (st.st_dev, st.st_ino)
-        self.offset = 0
-        self.size = st.st_size
-        self.mtime = st.st_mtime
-        self.opened_once = True
-        return ""
-
-    def _read_fd(self, limit: int) -> bytes:
-        assert self.fd is not None
-        out = bytearray()
-        while len(out) < limit:
-            try:
-                piece = os.pread(self.fd, min(self.chunk, limit - len(out)), self.offset)
-            except OSError:
-                break
-            if not piece:
-                break
-            out += piece
-            self.offset += len(piece)
-        return bytes(out)
+    # ---------------------------------------------------------------- reading
+    def _open_current(self, result: TailRead) -> bool:
+        opened = _open(self.path)
+        if isinstance(opened, str):
+            if opened != self.missing_note:
+                result.notes.append(opened)
+            self.missing_note = opened
+            return False
+        self.missing_note = ""
+        fd, st = opened
+        self.current = _Handle(fd, st, self._next_gen)
+        self._next_gen += 1
+        self.idents.add(self.current.ident)
+        self._deleted_noted = False
+        return True
 
     def read(self, limit: int = CHUNK) -> TailRead:
+        """Everything readable now, at most about `limit` bytes, as ordered events."""
         result = TailRead()
-        if self.fd is None:
-            note = self._open()
-            if note:
-                if note != self.missing_note:
-                    result.notes.append(note)
-                self.missing_note = note
-                return result
-            self.missing_note = ""
-        assert self.fd is not None
-        try:
-            st = os.fstat(self.fd)
-        except OSError:
-            self.close()
+        budget = limit - self._drain_old(result, limit)
+        if budget <= 0:
             return result
-        self.mtime = st.st_mtime
-        if st.st_size < self.offset:
-            result.reset = "truncated"
-            result.notes.append(f"file was truncated at {self.offset} bytes; reading it again from the start")
-            self.offset = 0
-        self.size = st.st_size
-        data = self._read_fd(limit)
-        if len(data) >= limit:
-            result.data = data
+        if self.current is None and not self._open_current(result):
+            return result
+        handle = self.current
+        assert handle is not None
+        try:
+            st = os.fstat(handle.fd)
+        except OSError:
+            self.current = None
+            handle.close()
+            return result
+        handle.mtime = st.st_mtime
+        handle.size = st.st_size
+        change = handle.content_changed(st)
+        if change:
+            self._restart(handle, change, result)
+        data = handle.read(max(budget, 1), self.chunk)
+        if data:
+            result.events.append(TailEvent(Ev.DATA, handle.gen, data))
+            result.got_data = True
+            handle.size = max(handle.size, handle.offset)
+        if len(data) >= budget:
             result.at_eof = False
             return result
-        # At the end of this descriptor: has the path moved on to another file?
+        self._check_replaced(handle, result, budget - len(data))
+        return result
+
+    def _restart(self, handle: _Handle, change: str, result: TailRead) -> None:
+        """Truncated or overwritten in place: first recover what the rotated copies hold that we never read."""
+        recovered = self._recover_from_copies(handle)
+        for blob in recovered:
+            if blob:
+                result.events.append(TailEvent(Ev.DATA, handle.gen, blob))
+                result.got_data = True
+            result.events.append(TailEvent(Ev.RESET, handle.gen))
+        if not recovered:
+            result.events.append(TailEvent(Ev.RESET, handle.gen))
+        how = "truncated" if change == "truncated" else "rewritten from the start"
+        total = sum(len(b) for b in recovered)
+        extra = f" ({total} unread bytes taken from its rotated copies)" if total else ""
+        result.notes.append(f"file was {how} at {handle.offset} bytes; reading it again from the start{extra}")
+        self.past_heads.append(handle.head)
+        handle.offset = 0
+        handle.head = b""
+        handle.anchor = b""
+        handle.seen = (-1, -1)
+        self.rotations += 1
+
+    def _recover_from_copies(self, handle: _Handle) -> list[bytes]:
+        """copytruncate: lines written after our last read are only in PATH.1 — or, if several
+        rotations went by unseen, in PATH.k (the copy of what we were reading) and the newer
+        copies PATH.k-1 ... PATH.1. Returns the bytes to read, oldest first, one blob per copy."""
+        if not handle.head:
+            return []
+        for k in range(1, MAX_COPIES + 1):
+            blob = self._read_copy(f"{self.path}.{k}", handle)
+            if blob is None:
+                continue
+            newer = [self._read_copy(f"{self.path}.{j}", None) or b"" for j in range(k - 1, 0, -1)]
+            return [blob, *newer]
+        return []
+
+    def _read_copy(self, copy: str, handle: _Handle | None) -> bytes | None:
+        """The copy's bytes beyond our offset if it is a copy of `handle`'s content (all of it if
+        handle is None); None if it is not that copy."""
+        opened = _open(copy)
+        if isinstance(opened, str):
+            return None
+        fd, _st = opened
+        try:
+            at = 0
+            if handle is not None:
+                if os.pread(fd, len(handle.head), 0) != handle.head:
+                    return None
+                anchor_at = handle.offset - len(handle.anchor)
+                if handle.anchor and os.pread(fd, len(handle.anchor), anchor_at) != handle.anchor:
+                    return None
+                at = handle.offset
+            out = bytearray()
+            while len(out) < MAX_RECOVER_BYTES:
+                piece = os.pread(fd, self.chunk, at)
+                if not piece:
+                    break
+                out += piece
+                at += len(piece)
+            return bytes(out)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def _check_replaced(self, handle: _Handle, result: TailRead, budget: int) -> None:
+        """At the end of the current file: has the path moved on to another file?"""
         try:
             pst = os.stat(self.path)
-            now_ident: tuple[int, int] | None = (pst.st_dev, pst.st_ino) if stat.S_ISREG(pst.st_mode) else None
+        except FileNotFoundError:
+            if not self._deleted_noted:
+                result.notes.append("file was deleted; still reading the open file until a new one appears")
+                self._deleted_noted = True
+            return
         except OSError:
-            now_ident = None
-        if now_ident is not None and now_ident != self.ident:
-            data += self._read_fd(1 << 62)  # whatever the old file still had
-            self.close()
-            result.old_data = data
-            note = self._open()
-            result.reset = "replaced"
-            result.notes.append("file was replaced (rotated or recreated); following the new file")
-            if note:
-                result.notes.append(note)
-                return result
-            result.data = self._read_fd(limit)
-            result.at_eof = len(result.data) < limit
-            return result
-        result.data = data
-        return result
+            return
+        if not stat.S_ISREG(pst.st_mode) or (pst.st_dev, pst.st_ino) == handle.ident:
+            return
+        old = self.current
+        self.current = None
+        if not self._open_current(result):
+            self.current = old
+            return
+        assert old is not None and self.current is not None
+        old.last_growth = time.monotonic()
+        self.draining.append(old)
+        while len(self.draining) > MAX_DRAINING:
+            oldest = self.draining.pop(0)
+            self.past_heads.append(oldest.head)
+            result.events.append(TailEvent(Ev.CLOSED, oldest.gen))
+            oldest.close()
+        self.rotations += 1
+        result.notes.append("file was replaced (rotated or recreated); following the new file")
+        new = self.current
+        data = new.read(max(budget, 1), self.chunk)
+        if data:
+            result.events.append(TailEvent(Ev.DATA, new.gen, data))
+            result.got_data = True
+            new.size = max(new.size, new.offset)
+            if len(data) >= budget:
+                result.at_eof = False
+
+    def _drain_old(self, result: TailRead, budget: int) -> int:
+        """Read rotated-away files the writer may still append to; close them once it moved on."""
+        used = 0
+        now = time.monotonic()
+        new_has_data = self.current is not None and self.current.offset > 0
+        for handle in list(self.draining):
+            data = handle.read(max(budget - used, 1), self.chunk)
+            if data:
+                used += len(data)
+                result.events.append(TailEvent(Ev.DATA, handle.gen, data))
+                result.got_data = True
+                if used >= budget:
+                    result.at_eof = False
+                    return used
+                continue
+            if new_has_data and now - handle.last_growth >= DRAIN_QUIET_S:
+                self.draining.remove(handle)
+                self.past_heads.append(handle.head)
+                handle.close()
+                result.events.append(TailEvent(Ev.CLOSED, handle.gen))
+        return used
+
+    def finish_events(self) -> list[TailEvent]:
+        """Close everything; one CLOSED per stream still open (for the reader's assemblers)."""
+        events = [TailEvent(Ev.CLOSED, h.gen) for h in self.draining]
+        if self.current is not None:
+            events.append(TailEvent(Ev.CLOSED, self.current.gen))
+        self.close()
+        return events

@@ -22,6 +22,7 @@ from trainwatch.store.series import DEFAULT_CAPACITY, Series
 MAX_EVENTS = 20_000
 MAX_PROFILES = 200
 CADENCE_WINDOW = 256
+RECENT_LINES = 5_000  # raw lines kept per source for the dashboard's log pane
 
 
 class SeriesKey(NamedTuple):
@@ -54,8 +55,12 @@ class SourceState:
     not_understood: int = 0
     duplicate_steps: int = 0
     parser_errors: int = 0
+    ranks_seen: set[int] = field(default_factory=set)  # ranks the text mentions (barriers, prefixes)
     note: str = ""  # a problem to show: unreadable, truncated, rotated...
     ended: bool = False  # stdin closed / file read to the end without follow
+    # Last sanitized lines as (line_no, text), appended by the reader thread; the UI copies
+    # it with list() so it never reads files itself.
+    recent: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=RECENT_LINES))
 
 
 @dataclass
