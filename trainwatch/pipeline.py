@@ -52,6 +52,7 @@ class SourceReader:
         self.finished = False
         self.event_driven = True  # pumped when woken (inotify, stdin); else on its poll timer
         self.next_due = 0.0
+        self._synced = -1  # parser.changes at the last _sync_stats
         state.path = spec.path
         if spec.path is None:
             self.stdin = StdinSource(wake=wake)
@@ -67,7 +68,20 @@ class SourceReader:
     def _feed(self, lines: Iterable[Line]) -> None:
         """Parse lines, and keep the complete ones in the bounded ring the dashboard's raw log shows."""
         lines = list(lines)
-        self.state.recent.extend((line.no, line.text) for line in lines if line.kind is Kind.LINE)
+        recent = self.state.recent
+        cap = recent.maxlen
+        if cap is not None and len(lines) > cap:
+            # Catch-up batches hold millions of lines: only the last `cap` can stay in the ring.
+            tail: list[tuple[int, str]] = []
+            for line in reversed(lines):
+                if line.kind is Kind.LINE:
+                    tail.append((line.no, line.text))
+                    if len(tail) >= cap:
+                        break
+            tail.reverse()
+            recent.extend(tail)
+        else:
+            recent.extend((line.no, line.text) for line in lines if line.kind is Kind.LINE)
         self.parser.feed_lines(lines)
 
     def _emit(self) -> None:
@@ -132,7 +146,27 @@ class SourceReader:
             self.parser.at_eof()
         self._sync_stats()
         self._emit()
+        if not more and self.state.caught_up_monotonic is None:
+            # Set after this batch reached the store: steps stored later arrived live.
+            self.state.caught_up_monotonic = time.monotonic()
         return more
+
+    def quiet(self) -> bool:
+        """A safety poll may skip this source: the path still names the file read to its end,
+        unchanged since (same inode, size, mtime). Far cheaper than a read: one stat."""
+        tail = self.tail
+        if tail is None or tail.current is None or tail.draining or self.state.catching_up:
+            return False
+        try:
+            st = os.stat(tail.path)
+        except OSError:
+            return False
+        handle = tail.current
+        return (
+            (st.st_dev, st.st_ino) == handle.ident
+            and st.st_size == handle.offset == handle.size
+            and st.st_mtime == handle.mtime
+        )
 
     def finish(self, final: bool = True) -> None:
         """No more input will be read from this source.
@@ -162,6 +196,9 @@ class SourceReader:
             self.tail.close()
 
     def _sync_stats(self) -> None:
+        if self.parser.changes == self._synced:
+            return  # an idle poll: nothing parsed since the last copy
+        self._synced = self.parser.changes
         stats = self.parser.stats
         self.state.formats = stats.formats
         self.state.lines = stats.lines
@@ -202,7 +239,7 @@ class Pipeline:
             if spec.pattern:
                 self._patterns.add(spec.pattern)
         for raw in self.paths:
-            if raw != "-" and (os.path.isdir(raw) or has_magic(raw)):
+            if raw != "-" and (os.path.isdir(raw) or (has_magic(raw) and not os.path.lexists(raw))):
                 self._patterns.add(raw)
 
     # -------------------------------------------------------------- plumbing
@@ -397,6 +434,10 @@ class Pipeline:
             more = False
             for reader in list(self.readers.values()):
                 if reader.finished or not (reader.next_due <= now or (woken and reader.event_driven)):
+                    continue
+                if reader.event_driven and not woken and reader.quiet():
+                    # inotify's safety poll of an unchanged file (a change would have woken us)
+                    reader.next_due = now + SAFETY_POLL_S
                     continue
                 if reader.pump(ROUND_BUDGET):
                     more = True

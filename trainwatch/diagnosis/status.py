@@ -9,6 +9,8 @@ several independent clocks, and the largest bound wins:
 - now minus the last step's log timestamp. A file copied today has a fresh mtime but its lines
   still say 2020, so the log wins; when the file *is* being written and the log clock sits a whole
   number of quarter-hours away from the mtime, the log is in another time zone and is corrected.
+
+Steps that arrive while we follow the file are timed by their arrival instead (see progress_age).
 """
 
 from __future__ import annotations
@@ -158,7 +160,14 @@ def _tz_offset(store: Store, source: str, last_log_t: float, tolerance: float) -
 
 
 def progress_age(store: Store, key: RankKey, c: Cadence, threshold: float, now: float, mono_now: float) -> float:
-    """Largest lower bound on the seconds since this rank's last step; nan without any clock."""
+    """Largest lower bound on the seconds since this rank's last step; nan without any clock.
+
+    A step seen arriving after the source was caught up (live following, `trainwatch demo`,
+    a replayed or re-timestamped log) is timed by its arrival: our clock beats the log's."""
+    obs = store.observations.get(key)
+    st = store.sources.get(key.source)
+    if obs and st is not None and st.caught_up_monotonic is not None and obs[-1].seen > st.caught_up_monotonic:
+        return max(0.0, mono_now - obs[-1].seen)
     bounds: list[float] = []
     write_age = _write_age(store, key.source, now, mono_now)
     if not math.isnan(write_age):

@@ -104,7 +104,8 @@ def expand(paths: list[str]) -> tuple[list[SourceSpec], list[str]]:
                 problems.append(f"{raw}: no log files in this directory yet")
             for f in files:
                 add(SourceSpec(f, f, pattern=raw))
-        elif has_magic(raw):
+        elif has_magic(raw) and not os.path.lexists(raw):
+            # `[bold]x.log` that exists is a file name, not a pattern
             matches = sorted(m for m in glob.glob(raw, recursive=True) if _regular_file(m))
             if not matches:
                 problems.append(f"{raw}: no file matches this pattern yet")

@@ -14,6 +14,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import NamedTuple
 
 from trainwatch.records import Event, Phases, Profile, Record, Step
@@ -47,6 +48,9 @@ class SourceState:
     size: int = 0
     offset: int = 0
     catching_up: bool = False
+    # When the reader first reached the end of what was already written (monotonic clock).
+    # Steps stored after it were seen arriving live, whatever the log's own clock says.
+    caught_up_monotonic: float | None = None
     mtime: float | None = None
     last_data_monotonic: float | None = None  # when bytes last arrived (live follow)
     last_data_wall: float | None = None
@@ -79,6 +83,12 @@ def iso_to_epoch(iso: str | None) -> float:
         return math.nan
 
 
+@lru_cache(maxsize=256)
+def _epoch(iso: str) -> float:
+    """Records of one line share its timestamp: parse it once."""
+    return iso_to_epoch(iso)
+
+
 class Store:
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.lock = threading.RLock()
@@ -99,6 +109,7 @@ class Store:
         self.ranks: set[int] = set()
         self.total_steps: int | None = None
         self.records_added = 0
+        self._by_owner: dict[tuple[str, int | None, str], dict[str, Series]] = {}
 
     # ------------------------------------------------------------------ write
     def source(self, name: str) -> SourceState:
@@ -129,28 +140,50 @@ class Store:
             s = self.series[key] = Series(self.capacity)
         return s
 
+    def _named(self, source: str, rank: int | None, kind: str) -> dict[str, Series]:
+        """name -> Series of one (source, rank, kind): one dict lookup per value, no key tuple."""
+        named = self._by_owner.get((source, rank, kind))
+        if named is None:
+            named = self._by_owner[(source, rank, kind)] = {}
+        return named
+
+    def _append(self, named: dict[str, Series], source: str, rank: int | None, kind: str, name: str) -> Series:
+        s = named.get(name)
+        if s is None:
+            s = named[name] = self._series(SeriesKey(source, rank, kind, name))
+        return s
+
     def _add(self, record: Record) -> None:
         self.records_added += 1
-        key = RankKey(record.source, record.rank)
-        if record.rank is not None:
-            self.ranks.add(record.rank)
-        if record.source not in self.sources:
-            self.sources[record.source] = SourceState(record.source)
-        t = iso_to_epoch(record.time)
-        if not math.isnan(t):
+        source, rank = record.source, record.rank
+        key = RankKey(source, rank)
+        if rank is not None:
+            self.ranks.add(rank)
+        if source not in self.sources:
+            self.sources[source] = SourceState(source)
+        t = _epoch(record.time) if record.time is not None else math.nan
+        if t == t:
             prev = self.last_log_time.get(key)
             if prev is None or t > prev:
                 self.last_log_time[key] = t
             if math.isnan(self.first_log_time) or t < self.first_log_time:
                 self.first_log_time = t
-        if isinstance(record, Step):
-            self._add_step(record, key, t)
-        elif isinstance(record, Phases):
+        kind = type(record)
+        if kind is Step:
+            self._add_step(record, key, t)  # type: ignore[arg-type]
+        elif kind is Phases:
+            phases_s = record.phases_s  # type: ignore[union-attr]
             x = float(record.step) if record.step is not None else math.nan
-            for name, value in record.phases_s.items():
-                self._series(SeriesKey(record.source, record.rank, "phase", name)).append(x, value, t)
-            merged = self.latest_phases.setdefault(key, {})
-            merged.update(record.phases_s)
+            named = self._named(source, rank, "phase")
+            for name, value in phases_s.items():
+                s = named.get(name)
+                if s is None:  # (not `or`: an empty Series is falsy)
+                    s = self._append(named, source, rank, "phase", name)
+                s.append(x, value, t)
+            merged = self.latest_phases.get(key)
+            if merged is None:
+                merged = self.latest_phases[key] = {}
+            merged.update(phases_s)
         elif isinstance(record, Event):
             self.events.append(record)
             self.event_counts[record.kind] += 1
@@ -160,14 +193,20 @@ class Store:
     def _add_step(self, record: Step, key: RankKey, t: float) -> None:
         self.step_records[key] += 1
         x = float(record.step) if record.step is not None else float(self.step_records[key])
-        latest = self.latest.setdefault(key, {})
+        latest = self.latest.get(key)
+        if latest is None:
+            latest = self.latest[key] = {}
+        named = self._named(record.source, record.rank, "metric")
         for name, value in record.metrics.items():
             if name == "total_steps":
                 if not math.isnan(value) and value > 0:
                     self.total_steps = int(value)
                 latest[name] = value
                 continue
-            self._series(SeriesKey(record.source, record.rank, "metric", name)).append(x, value, t)
+            s = named.get(name)
+            if s is None:
+                s = self._append(named, record.source, record.rank, "metric", name)
+            s.append(x, value, t)
             latest[name] = value
         if record.step is not None:
             prev = self.latest_step.get(key)

@@ -1,0 +1,58 @@
+"""Snapshots of the main screens at 80x24 and 160x45 (pytest-textual-snapshot).
+
+The store is built from transcribed seed-004 records (_ui_records.py) and the clock is frozen,
+so ages and ETAs are the same on every run. Update with `pytest tests/ui --snapshot-update`
+after checking the SVGs by eye."""
+
+from __future__ import annotations
+
+from _ui_records import build_store
+from textual.pilot import Pilot
+
+from trainwatch.ui.app import TrainwatchApp
+from trainwatch.ui.clock import FrozenClock
+
+# 2020-12-12 05:58:34 local-ish: a few seconds after seed 004's last timestamp.
+NOW = 1_607_752_720.0
+
+
+def app(ranks: int = 1) -> TrainwatchApp:
+    return TrainwatchApp(
+        store=build_store(ranks=ranks),
+        clock=FrozenClock(wall_s=NOW, mono_s=0.0),
+        fast_interval=3600.0,  # ticks are driven by the test, not by time
+        slow_interval=3600.0,
+    )
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+    a = pilot.app
+    assert isinstance(a, TrainwatchApp)
+    a.fast_tick()
+    a.slow_tick()
+    await pilot.pause()
+
+
+def test_overview_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(), terminal_size=(80, 24), run_before=settle)
+
+
+def test_overview_160x45(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(ranks=4), terminal_size=(160, 45), run_before=settle)
+
+
+def test_ranks_160x45(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(ranks=8), terminal_size=(160, 45), press=["2"], run_before=settle)
+
+
+def test_events_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(), terminal_size=(80, 24), press=["3"], run_before=settle)
+
+
+def test_log_160x45(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(), terminal_size=(160, 45), press=["4"], run_before=settle)
+
+
+def test_help_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(), terminal_size=(80, 24), press=["question_mark"], run_before=settle)

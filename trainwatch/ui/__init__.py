@@ -1,0 +1,1 @@
+"""The Textual dashboard: reads the store on timers, never parses or reads files itself."""

@@ -1,0 +1,351 @@
+"""The trainwatch dashboard.
+
+The UI thread never reads files or parses: the Pipeline's thread fills the store, and two
+timers poll `store.version` — numbers ~4x/s, charts ~1x/s — redrawing only what changed.
+All log-derived text is shown as rich `Text` (never markup): a file may be named `[bold]x.log`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Container, Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.widgets import Footer, Log, Static, TabbedContent, TabPane
+
+from trainwatch.pipeline import Pipeline
+from trainwatch.store.store import Store
+from trainwatch.ui import data
+from trainwatch.ui.clock import Clock
+from trainwatch.ui.diagnosis_bridge import Finding, Verdict, findings, run_status
+from trainwatch.ui.screens.help import HelpScreen
+from trainwatch.ui.screens.metrics import MetricPicker
+from trainwatch.ui.widgets.chart import Chart, ChartOptions, overflow_steps
+from trainwatch.ui.widgets.events import EventsTable, recent_events_text
+from trainwatch.ui.widgets.header import RunHeader, findings_text, progress_line, source_line
+from trainwatch.ui.widgets.phase_bars import PhaseBars
+from trainwatch.ui.widgets.profiler import ProfilerPane
+from trainwatch.ui.widgets.ranks import RanksTable
+from trainwatch.ui.widgets.rawlog import LogPane
+
+SMOOTHING_STEPS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
+ZOOMS: tuple[int | None, ...] = (None, 200, 1000, 10_000)
+MAX_CHARTS = 6
+NARROW_WIDTH = 110
+TABS = ("overview", "ranks", "events", "log", "profiler")
+
+
+class TrainwatchApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "trainwatch"
+    BINDINGS = [  # noqa: RUF012
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("1", "tab('overview')", "Overview", show=False),
+        Binding("2", "tab('ranks')", "Ranks", show=False),
+        Binding("3", "tab('events')", "Events", show=False),
+        Binding("4", "tab('log')", "Log", show=False),
+        Binding("5", "tab('profiler')", "Profiler", show=False),
+        Binding("plus,equals_sign", "smoothing(1)", "Smooth+"),
+        Binding("minus", "smoothing(-1)", "Smooth-"),
+        Binding("l", "log_scale", "Log y"),
+        Binding("x", "x_axis", "Step/time"),
+        Binding("z", "zoom", "Zoom"),
+        Binding("m", "pick_metrics", "Metrics"),
+    ]
+
+    def __init__(
+        self,
+        paths: list[str] | None = None,
+        *,
+        store: Store | None = None,
+        pipeline: Pipeline | None = None,
+        clock: Clock | None = None,
+        poll: bool = False,
+        poll_interval: float | None = None,
+        fast_interval: float = 0.25,
+        slow_interval: float = 1.0,
+    ) -> None:
+        super().__init__()
+        self.store = store if store is not None else (pipeline.store if pipeline is not None else Store())
+        if pipeline is None and paths:
+            pipeline = Pipeline(paths, store=self.store, poll_interval=poll_interval, force_poll=poll)
+        self.pipeline = pipeline
+        self.poll = poll
+        self.clock = clock or Clock()
+        self.fast_interval, self.slow_interval = fast_interval, slow_interval
+        self.options = ChartOptions()
+        self.smoothing_index = SMOOTHING_STEPS.index(self.options.smoothing)
+        self.zoom_index = 0
+        self.chosen_metrics: list[str] | None = None  # None: the defaults present in the log
+        self.verdict = Verdict("unknown")
+        self.findings: list[Finding] = []
+        self._seen_version = -1
+        self._diag_version = -1
+        self._events_seen = 0
+        self._recent_events: list = []
+        self._closing = False
+
+    # ------------------------------------------------------------- layout
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        with TabbedContent(id="tabs", initial="overview"):
+            with TabPane("1 Overview", id="overview"):
+                with Horizontal(id="overview-row"):
+                    yield Container(id="charts")
+                    with Vertical(id="side"):
+                        yield PhaseBars(id="phases")
+                        yield Static(id="recent-events")
+            with TabPane("2 Ranks", id="ranks"):
+                yield RanksTable(id="ranks-table")
+            with TabPane("3 Events", id="events"):
+                yield EventsTable(id="events-table")
+            with TabPane("4 Log", id="log"):
+                yield LogPane(self.store, id="log-pane")
+            with TabPane("5 Profiler", id="profiler"):
+                yield ProfilerPane(self.store, id="profiler-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        recent = self.main.query_one("#recent-events", Static)
+        recent.border_title = "recent events (3: all)"
+        recent.update(recent_events_text([], 1))
+        if self.pipeline is not None:
+            self.pipeline.start()
+        self._apply_width(self.size.width)
+        self.fast_tick()
+        self.slow_tick()
+        self.set_interval(self.fast_interval, self.fast_tick)
+        self.set_interval(self.slow_interval, self.slow_tick)
+
+    def on_unmount(self) -> None:
+        self._closing = True
+        if self.pipeline is not None:
+            self.pipeline.stop()
+
+    def on_resize(self, event: object) -> None:
+        self._apply_width(self.size.width)
+        self.call_after_refresh(self.slow_tick)
+
+    def _apply_width(self, width: int) -> None:
+        self.screen.set_class(width < NARROW_WIDTH, "narrow")
+        self._show_charts()
+
+    @property
+    def main(self) -> Screen:
+        """The dashboard screen (queries must not go to a modal on top of it)."""
+        return self.screen_stack[0]
+
+    def _alive(self) -> bool:
+        if self._closing or not self.screen_stack:
+            return False
+        try:
+            self.main.query_one(RunHeader)
+        except NoMatches:  # shutting down: widgets already removed, a last timer fired
+            return False
+        return True
+
+    # ------------------------------------------------------------- ticks
+    def fast_tick(self) -> None:
+        """Numbers: header (ages move even when nothing new arrived), ranks, events, log."""
+        if not self._alive():
+            return
+        version = self.store.version
+        changed = version != self._seen_version
+        self._seen_version = version
+        with self.batch_update():
+            if changed:
+                self._diagnose(version)
+                self._update_events()
+                self._update_ranks()
+                self.main.query_one(PhaseBars).update_from(self.store, version)
+                self._ensure_charts()
+            self._update_header()
+            self.main.query_one(LogPane).update_from_store()
+            if changed:
+                self.main.query_one(ProfilerPane).update_from_store()
+
+    def slow_tick(self) -> None:
+        """Charts: each one redraws only if its metric got points or its size/options changed."""
+        if not self._alive():
+            return
+        self._diagnose(self.store.version, force=True)
+        marks = None
+        with self.batch_update():
+            for chart in self.main.query(Chart):
+                if chart.metric == "loss_scale":
+                    marks = marks if marks is not None else overflow_steps(self.store)
+                    chart.update_from(self.store, self.options, marks)
+                else:
+                    chart.update_from(self.store, self.options)
+            self._update_ranks()
+
+    def _diagnose(self, version: int, force: bool = False) -> None:
+        if version == self._diag_version and not force:
+            return
+        self._diag_version = version
+        now = self.clock.wall()
+        try:
+            self.verdict = run_status(self.store, now)
+            self.findings = findings(self.store, now)
+        except Exception as exc:
+            self.verdict = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}")
+            self.findings = []
+
+    def _update_header(self) -> None:
+        with self.store.lock:
+            sources = list(self.store.sources.values())
+            ranks = sorted(self.store.ranks)
+        header = self.main.query_one(RunHeader)
+        header.show(
+            source_line(sources, self.clock.wall(), ranks),
+            progress_line(self.verdict, data.progress(self.store)),
+            findings_text(self.findings),
+        )
+
+    def _update_ranks(self) -> None:
+        stragglers = {r for f in self.findings if f.kind == "straggler" for r in f.ranks}
+        self.main.query_one(RanksTable).show(
+            data.rank_rows(self.store), self.clock.mono(), stragglers, self.verdict.ranks
+        )
+
+    def _update_events(self) -> None:
+        new, self._events_seen = data.events_copy(self.store, self._events_seen)
+        if not new:
+            return
+        self.main.query_one(EventsTable).add_events(new)
+        self._recent_events = (self._recent_events + new)[-50:]
+        box = self.main.query_one("#recent-events", Static)
+        box.update(recent_events_text(self._recent_events, max(3, box.content_size.height or 8)))
+        counts = self.store.event_counts
+        tab = self.main.query_one(TabbedContent).get_tab("events")
+        errors = sum(1 for e in self._recent_events if e.severity == "error")
+        tab.label = Text.assemble("3 Events ", (f"{sum(counts.values())}", "bold red" if errors else "bold"))
+
+    # ------------------------------------------------------------- charts
+    def metrics_to_chart(self) -> list[str]:
+        present = self.store.metric_names()
+        if self.chosen_metrics is not None:
+            return [m for m in self.chosen_metrics if m in present][:MAX_CHARTS]
+        return [m for m in data.DEFAULT_CHARTS if m in present][:MAX_CHARTS]
+
+    def _ensure_charts(self) -> None:
+        wanted = self.metrics_to_chart()
+        charts = list(self.main.query(Chart))
+        if [c.metric for c in charts] == wanted:
+            return
+        box = self.main.query_one("#charts", Container)
+        for chart, metric in zip(charts, wanted, strict=False):
+            chart.set_metric(metric)
+        for chart in charts[len(wanted) :]:
+            chart.remove()
+        if len(wanted) > len(charts):
+            box.mount_all(Chart(m) for m in wanted[len(charts) :])
+        self.call_after_refresh(self._show_charts)
+        self.call_after_refresh(self.slow_tick)
+
+    def _show_charts(self) -> None:
+        """Fit the chart grid to the terminal: fewer charts when it is small."""
+        w, h = self.size
+        cols = 1 if w < NARROW_WIDTH else 2
+        rows = max(1, (h - 8) // 11)
+        limit = cols * rows
+        charts = list(self.main.query(Chart))
+        if len(charts) < cols:
+            cols = max(1, len(charts))
+        box = self.main.query_one("#charts", Container)
+        box.styles.grid_size_columns = cols
+        for i, chart in enumerate(charts):
+            chart.display = i < limit
+
+    # ------------------------------------------------------------- actions
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_tab(self, tab: str) -> None:
+        self.main.query_one(TabbedContent).active = tab
+        target = {"ranks": RanksTable, "events": EventsTable, "log": Log}.get(tab)
+        if target is not None:
+            self.main.query_one(target).focus()
+        elif tab == "profiler":
+            self.main.query_one(ProfilerPane).focus()
+        else:
+            self.set_focus(None)
+
+    def _set_options(self, **changes: object) -> None:
+        self.options = ChartOptions(**{**self.options.__dict__, **changes})  # type: ignore[arg-type]
+        self.slow_tick()
+
+    def action_smoothing(self, delta: int) -> None:
+        self.smoothing_index = max(0, min(len(SMOOTHING_STEPS) - 1, self.smoothing_index + delta))
+        self._set_options(smoothing=SMOOTHING_STEPS[self.smoothing_index])
+        self.notify(f"loss smoothing: EMA {SMOOTHING_STEPS[self.smoothing_index]:g}", timeout=2)
+
+    def action_log_scale(self) -> None:
+        self._set_options(log_y=not self.options.log_y)
+        self.notify("y axis: " + ("log" if self.options.log_y else "linear"), timeout=2)
+
+    def action_x_axis(self) -> None:
+        self._set_options(wall_time=not self.options.wall_time)
+        self.notify("x axis: " + ("wall time" if self.options.wall_time else "step"), timeout=2)
+
+    def action_zoom(self) -> None:
+        self.zoom_index = (self.zoom_index + 1) % len(ZOOMS)
+        n = ZOOMS[self.zoom_index]
+        self._set_options(last_n=n)
+        self.notify("zoom: " + ("all points" if n is None else f"last {n} points"), timeout=2)
+
+    def action_pick_metrics(self) -> None:
+        def done(result: list[str] | None) -> None:
+            if result is not None:
+                self.chosen_metrics = result
+                self._ensure_charts()
+
+        self.push_screen(MetricPicker(self.store.metric_names(), self.metrics_to_chart()), done)
+
+    def on_events_table_jump(self, message: EventsTable.Jump) -> None:
+        self.action_tab("log")
+        self.main.query_one(LogPane).jump(message.source, message.line)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help: keys", "Every key binding", self.action_help)
+        for i, tab in enumerate(TABS, start=1):
+            yield SystemCommand(f"Show {tab}", f"Switch to the {tab} tab (key {i})", lambda t=tab: self.action_tab(t))
+        yield SystemCommand("More smoothing", "Raise the loss EMA weight (+)", lambda: self.action_smoothing(1))
+        yield SystemCommand("Less smoothing", "Lower the loss EMA weight (-)", lambda: self.action_smoothing(-1))
+        yield SystemCommand("Toggle log scale", "Log / linear y axis (l)", self.action_log_scale)
+        yield SystemCommand("Toggle x axis", "Step / wall time (x)", self.action_x_axis)
+        yield SystemCommand("Zoom", "Last 200 / 1000 / 10000 points / all (z)", self.action_zoom)
+        yield SystemCommand("Pick metrics", "Choose the charted metrics (m)", self.action_pick_metrics)
+        log = self.main.query_one(LogPane)
+        yield SystemCommand(
+            "Log: search", "Search the raw log (/)", lambda: (self.action_tab("log"), log.action_search())
+        )
+        yield SystemCommand(
+            "Log: filter", "Filter the raw log (f)", lambda: (self.action_tab("log"), log.action_filter())
+        )
+        yield SystemCommand(
+            "Log: follow", "Follow the end of the log (End)", lambda: (self.action_tab("log"), log.action_follow())
+        )
+        yield SystemCommand(
+            "Log: next source", "Show the next source (])", lambda: (self.action_tab("log"), log.action_source(1))
+        )
+
+
+def run_dashboard(paths: list[str], poll: bool = False, poll_interval: float | None = None) -> None:
+    """Open the dashboard on paths (the `watch` command)."""
+    app = TrainwatchApp(paths, poll=poll, poll_interval=poll_interval)
+    if app.pipeline is not None and not app.pipeline.readers:
+        for problem in app.pipeline.problems:
+            print(f"trainwatch: {problem}", file=sys.stderr)
+    app.run()
+
+
+if __name__ == "__main__":  # `python -m trainwatch.ui.app PATH...` (used by `serve`)
+    run_dashboard(sys.argv[1:])

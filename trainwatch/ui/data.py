@@ -1,0 +1,376 @@
+"""Read what the widgets show out of the store, cheaply (pure: no Textual, no I/O).
+
+Copies are taken under `store.lock`; everything after that works on the copies, so the
+ingest thread is never held up by drawing.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from trainwatch.records import Event
+from trainwatch.store.store import RankKey, Store
+
+# Charts shown by default, in this order, when the log has them.
+DEFAULT_CHARTS = (
+    "loss",
+    "step_time_s",
+    "lr",
+    "samples_per_s",
+    "tokens_per_s",
+    "tflops",
+    "mfu_pct",
+    "grad_norm",
+    "loss_scale",
+    "eval_loss",
+    "mem_gib",
+    "data_time_s",
+)
+THROUGHPUT = ("samples_per_s", "tokens_per_s", "tflops", "mfu_pct")
+TITLES = {
+    "loss": "loss",
+    "step_time_s": "step time (s)",
+    "lr": "learning rate",
+    "samples_per_s": "samples/s",
+    "tokens_per_s": "tokens/s",
+    "tflops": "TFLOP/s per GPU",
+    "mfu_pct": "MFU %",
+    "grad_norm": "grad norm",
+    "loss_scale": "loss scale",
+    "eval_loss": "eval loss",
+    "mem_gib": "memory (GiB)",
+    "max_mem_gib": "peak memory (GiB)",
+    "data_time_s": "data time (s)",
+}
+
+
+def title_for(name: str) -> str:
+    return TITLES.get(name, name)
+
+
+def rank_label(key: RankKey, many_sources: bool) -> str:
+    rank = "rank ?" if key.rank is None else f"rank {key.rank}"
+    if many_sources:
+        return f"{short_source(key.source)}:{rank}"
+    return rank
+
+
+def short_source(source: str, width: int = 28) -> str:
+    """The tail of a path, which is the part that tells sources apart."""
+    if len(source) <= width:
+        return source
+    return "…" + source[-(width - 1) :]
+
+
+# --------------------------------------------------------------- chart data
+@dataclass
+class Trace:
+    label: str
+    xs: array
+    ys: array
+
+
+def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool) -> tuple[list[Trace], bool]:
+    """Copies of every rank's series for one metric. Returns (traces, wall_time_used)."""
+    with store.lock:
+        found = store.series_for(name)
+        many = len({k.source for k in found}) > 1
+        copies = []
+        for key in sorted(found, key=lambda k: (k.source, -1 if k.rank is None else k.rank)):
+            s = found[key]
+            sl = slice(-last_n, None) if last_n else slice(None)
+            copies.append((rank_label(key, many), s.steps[sl], s.values[sl], s.times[sl]))
+    use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t in copies)
+    traces: list[Trace] = []
+    for label, steps, values, times in copies:
+        if use_time:
+            keep = [i for i, t in enumerate(times) if not math.isnan(t)]
+            xs = array("d", (times[i] for i in keep))
+            ys = array("d", (values[i] for i in keep))
+        else:
+            xs, ys = steps, values
+        traces.append(Trace(label, xs, ys))
+    return traces, use_time
+
+
+def _finite_count(values: Sequence[float]) -> int:
+    return sum(1 for v in values[:64] if not math.isnan(v)) + sum(1 for v in values[-64:] if not math.isnan(v))
+
+
+def chart_version(store: Store, name: str) -> int:
+    """Changes whenever a point is added to any series of this metric."""
+    with store.lock:
+        return sum(s.count for k, s in store.series.items() if k.name == name and k.kind == "metric")
+
+
+@dataclass
+class Buckets:
+    """A series reduced to one column per bucket: the min/max envelope and the mean."""
+
+    env_x: list[float] = field(default_factory=list)
+    env_y: list[float] = field(default_factory=list)
+    mean_x: list[float] = field(default_factory=list)
+    mean_y: list[float] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+
+
+def _finite(chunk: Sequence[float]) -> list[float]:
+    return [v for v in chunk if not (math.isnan(v) or math.isinf(v))]
+
+
+def downsample(xs: Sequence[float], ys: Sequence[float], columns: int, positive_only: bool = False) -> Buckets:
+    """Min/max per column (2 points per column, in order of occurrence) plus the bucket mean.
+
+    Works on slices with C-level min/max/sum, so a million points reduce in a few ms:
+    plotting cost is then bounded by the terminal width, not by the run length.
+    """
+    out = Buckets()
+    n = min(len(xs), len(ys))
+    columns = max(1, columns)
+    if n == 0:
+        return out
+    if n <= 2 * columns:
+        for x, y in zip(xs, ys, strict=False):
+            if math.isnan(y) or math.isinf(y) or math.isnan(x) or (positive_only and y <= 0):
+                continue
+            out.env_x.append(x)
+            out.env_y.append(y)
+            out.mean_x.append(x)
+            out.mean_y.append(y)
+            out.counts.append(1)
+        return out
+    width = n / columns
+    for b in range(columns):
+        a, e = int(b * width), int((b + 1) * width)
+        if e <= a:
+            continue
+        chunk = ys[a:e]
+        lo, hi = min(chunk), max(chunk)
+        total = sum(chunk)
+        count = e - a
+        if math.isnan(total) or math.isinf(total) or (positive_only and lo <= 0):
+            good = _finite(chunk)
+            if positive_only:
+                good = [v for v in good if v > 0]
+            if not good:
+                continue
+            lo, hi, total, count = min(good), max(good), sum(good), len(good)
+        ilo, ihi = _index(chunk, lo), _index(chunk, hi)
+        first, second = (lo, hi) if ilo <= ihi else (hi, lo)
+        xa, xb = xs[a + min(ilo, ihi)], xs[a + max(ilo, ihi)]
+        out.env_x += [xa, xb]
+        out.env_y += [first, second]
+        out.mean_x.append(xs[a + (e - a) // 2])
+        out.mean_y.append(total / count)
+        out.counts.append(count)
+    return out
+
+
+def _index(chunk: Sequence[float], value: float) -> int:
+    try:
+        return chunk.index(value)  # type: ignore[attr-defined]
+    except ValueError:
+        return 0
+
+
+def ema(values: Sequence[float], weight: float, counts: Sequence[int] | None = None) -> list[float]:
+    """TensorBoard-style debiased EMA. With counts, each value stands for `count` raw points
+    (bucket means), and the weight is raised to that power so smoothing does not depend on zoom."""
+    if weight <= 0:
+        return list(values)
+    out: list[float] = []
+    acc = 0.0
+    norm = 0.0
+    for i, v in enumerate(values):
+        k = counts[i] if counts else 1
+        w = weight**k
+        acc = acc * w + (1 - w) * v
+        norm = norm * w + (1 - w)
+        out.append(acc / norm if norm else v)
+    return out
+
+
+# --------------------------------------------------------------- progress
+@dataclass
+class Progress:
+    step: int | None = None
+    total: int | None = None
+    step_time_s: float | None = None  # typical seconds per step, from the log
+    eta_s: float | None = None
+    rank: RankKey | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        if self.step is None or not self.total:
+            return None
+        return max(0.0, min(1.0, self.step / self.total))
+
+
+def progress(store: Store) -> Progress:
+    """Step N of M and the ETA, from the log's own step times (or its timestamps)."""
+    with store.lock:
+        if not store.latest_step:
+            return Progress(total=store.total_steps)
+        key = max(store.latest_step, key=lambda k: store.latest_step[k])
+        step = store.latest_step[key]
+        total = store.total_steps
+        series = store.get_series(key.source, key.rank, "step_time_s")
+        recent = list(series.values[-20:]) if series is not None else []
+        obs = list(store.observations.get(key, ()))
+    per_step = None
+    good = [v for v in recent if not math.isnan(v) and v > 0]
+    if good:
+        per_step = statistics.median(good)
+    else:
+        timed = [o for o in obs if o.step is not None and not math.isnan(o.log_time)]
+        if len(timed) >= 2 and timed[-1].step != timed[0].step:
+            dt = timed[-1].log_time - timed[0].log_time
+            ds = timed[-1].step - timed[0].step  # type: ignore[operator]
+            if dt > 0 and ds > 0:
+                per_step = dt / ds
+    eta = None
+    if per_step is not None and total and step is not None and total >= step:
+        eta = (total - step) * per_step
+    return Progress(step, total, per_step, eta, key)
+
+
+# --------------------------------------------------------------- phases
+# Phases that are parts of others (would be counted twice in a stacked bar).
+_NESTED_SUFFIXES = ("_microstep", "_inner", "_min")
+_NESTED = {
+    "backward_allreduce",
+    "backward_inner",
+    "data_loader",
+    "optimizer_gradients",
+    "optimizer_step",
+    "optimizer_allgather",
+}
+
+
+def top_level_phases(names: Sequence[str]) -> list[str]:
+    """The phases that partition a step (DeepSpeed/Megatron print nested timers too)."""
+    present = set(names)
+    out = []
+    for n in names:
+        if n.endswith(_NESTED_SUFFIXES):
+            continue
+        if n in _NESTED and not (n == "data_loader" and "batch_generator" not in present):
+            if n.startswith("optimizer_") and not ({"optimizer", "step"} & present):
+                out.append(n)
+            continue
+        out.append(n)
+    if "forward_backward" in present and ("forward" in present or "backward" in present):
+        out = [n for n in out if n != "forward_backward"]
+    return out
+
+
+@dataclass
+class PhaseRow:
+    label: str
+    phases: dict[str, float]  # median seconds over the window
+    step_time_s: float | None
+    steps: int
+
+
+def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
+    """Per rank: mean seconds per top-level phase over its last `window` phase records."""
+    with store.lock:
+        keys = sorted(
+            {(k.source, k.rank) for k in store.series if k.kind == "phase"},
+            key=lambda k: (k[0], -1 if k[1] is None else k[1]),
+        )
+        many = len({k[0] for k in keys}) > 1
+        rows = []
+        for source, rank in keys:
+            names = [k.name for k in store.series if k.kind == "phase" and k.source == source and k.rank == rank]
+            means: dict[str, float] = {}
+            steps = 0
+            for name in top_level_phases(sorted(names, key=_phase_order)):
+                s = store.get_series(source, rank, name, "phase")
+                if s is None:
+                    continue
+                vals = _finite(s.values[-window:])
+                if vals:
+                    means[name] = statistics.median(vals)
+                    steps = max(steps, len(vals))
+            st = store.get_series(source, rank, "step_time_s")
+            step_time = None
+            if st is not None:
+                good = _finite(st.values[-window:])
+                step_time = statistics.median(good) if good else None
+            if means:
+                rows.append(PhaseRow(rank_label(RankKey(source, rank), many), means, step_time, steps))
+    return rows
+
+
+_ORDER = ("batch_generator", "data_loader", "forward", "forward_backward", "backward", "allreduce", "optimizer", "step")
+
+
+def _phase_order(name: str) -> tuple[int, str]:
+    return (_ORDER.index(name) if name in _ORDER else len(_ORDER), name)
+
+
+# --------------------------------------------------------------- ranks
+@dataclass
+class RankRow:
+    key: RankKey
+    label: str
+    step: int | None
+    step_time_s: float | None
+    throughput: tuple[str, float] | None
+    loss: float | None
+    last_seen_mono: float | None
+    last_log_time: float | None
+    trend: list[float]
+    errors: int
+
+
+def rank_rows(store: Store, trend_points: int = 24) -> list[RankRow]:
+    with store.lock:
+        keys = sorted(
+            set(store.latest) | set(store.latest_phases), key=lambda k: (k.source, -1 if k.rank is None else k.rank)
+        )
+        many = len({k.source for k in keys}) > 1
+        errors: dict[RankKey, int] = {}
+        for ev in store.events:
+            if ev.severity == "error":
+                rk = RankKey(ev.source, ev.rank)
+                errors[rk] = errors.get(rk, 0) + 1
+        rows = []
+        for key in keys:
+            latest = store.latest.get(key, {})
+            thr = next(((n, latest[n]) for n in THROUGHPUT if n in latest), None)
+            st = store.get_series(key.source, key.rank, "step_time_s")
+            if st is None:
+                st = store.get_series(key.source, key.rank, "loss")
+            obs = store.observations.get(key)
+            rows.append(
+                RankRow(
+                    key,
+                    rank_label(key, many),
+                    store.latest_step.get(key),
+                    latest.get("step_time_s"),
+                    thr,
+                    latest.get("loss"),
+                    obs[-1].seen if obs else None,
+                    store.last_log_time.get(key),
+                    list(st.values[-trend_points:]) if st is not None else [],
+                    errors.get(key, 0),
+                )
+            )
+    return rows
+
+
+def events_copy(store: Store, since: int = 0) -> tuple[list[Event], int]:
+    """Events added after the first `since` ever added (by count), and the new count."""
+    with store.lock:
+        total = sum(store.event_counts.values())
+        new = total - since
+        if new <= 0:
+            return [], total
+        evs = list(store.events)[-new:]
+    return evs, total

@@ -1,0 +1,90 @@
+"""A thin call into `trainwatch.diagnosis` (written separately): the dashboard shows its
+verdict and findings and computes none of its own. If the module is absent, the status is
+"unknown" and there are no findings — never a guess."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainwatch.store.store import Store
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # running | stalled | finished | crashed | unknown
+    reason: str = ""
+    eta_s: float | None = None
+    sec_per_step: float | None = None
+    # (source, rank) -> (state, reason) per rank, when the diagnosis gives them
+    ranks: Mapping[tuple[str, int | None], tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    severity: str
+    message: str
+    ranks: tuple[int, ...] = field(default_factory=tuple)
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _module(name: str) -> Any | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def run_status(store: Store, now: float | None) -> Verdict:
+    mod = _module("trainwatch.diagnosis.status")
+    fn = getattr(mod, "run_status", None) if mod is not None else None
+    if fn is None:
+        return Verdict("unknown", "diagnosis not available")
+    result = fn(store, now=now)
+    if isinstance(result, str):
+        return Verdict(result)
+    status = _get(result, "status") or _get(result, "state") or "unknown"
+    reason = _get(result, "reason") or _get(result, "message") or _get(result, "why") or ""
+    ranks = {}
+    for r in _get(result, "ranks") or ():
+        if _get(r, "source") is not None:
+            ranks[(str(_get(r, "source")), _get(r, "rank"))] = (str(_get(r, "state", "")), str(_get(r, "reason", "")))
+    return Verdict(str(status), str(reason), _eta(result), _finite(_get(result, "sec_per_step")), ranks)
+
+
+def _finite(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not math.isnan(v) and not math.isinf(v) else None
+
+
+def _eta(result: Any) -> float | None:
+    mod = _module("trainwatch.diagnosis.eta")
+    fn = getattr(mod, "eta_s", None) if mod is not None else None
+    return _finite(fn(result)) if fn is not None else None
+
+
+def findings(store: Store, now: float | None) -> list[Finding]:
+    mod = _module("trainwatch.diagnosis.findings")
+    fn = getattr(mod, "findings", None) if mod is not None else None
+    if fn is None:
+        return []
+    out = []
+    for f in fn(store, now=now) or ():
+        ranks = _get(f, "ranks") or ()
+        out.append(
+            Finding(
+                str(_get(f, "kind", "")),
+                str(_get(f, "severity", "info")),
+                str(_get(f, "message", "")),
+                tuple(int(r) for r in ranks if isinstance(r, int)),
+            )
+        )
+    return out

@@ -1,0 +1,1 @@
+"""Dashboard widgets; each one redraws only when the store data it shows changed."""

@@ -1,0 +1,207 @@
+"""One metric, every rank overlaid: plotext 6 drawn into a Text, redrawn only on change.
+
+The data is reduced to min/max per terminal column before plotext sees it (plotext costs
+~9 µs per point), so a redraw costs the same for 1 000 or 1 000 000 points.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import plotext as plt
+from rich.text import Text
+from textual.widget import Widget
+
+from trainwatch.store.store import Store
+from trainwatch.ui.data import Trace, chart_traces, chart_version, downsample, ema, title_for
+from trainwatch.ui.format import fmt_num
+
+# ANSI palette indices: the terminal's (and Textual theme's) own colours, not fixed RGB.
+PALETTE = (12, 10, 11, 13, 14, 9, 4, 2, 3, 5, 6, 1)
+ENVELOPE = 8
+MARK = 9
+SMOOTHED = ("loss", "eval_loss", "grad_norm")
+MAX_LEGEND = 8
+
+
+@dataclass(frozen=True)
+class ChartOptions:
+    smoothing: float = 0.9  # EMA weight, 0 = raw
+    log_y: bool = False
+    wall_time: bool = False
+    last_n: int | None = None  # zoom: last N points per rank, None = all
+
+
+def colour(i: int) -> int:
+    return PALETTE[i % len(PALETTE)]
+
+
+def render_chart(
+    traces: list[Trace],
+    width: int,
+    height: int,
+    *,
+    name: str,
+    options: ChartOptions,
+    marks: list[float] | None = None,
+    x_label: str = "",
+) -> Text:
+    """The plot (without legend) as Text, `height` lines of `width` cells."""
+    width, height = max(width, 20), max(height, 4)
+    plot_columns = max(8, width - 10)  # y tick labels and frame take ~10 columns
+    smooth = name in SMOOTHED and options.smoothing > 0
+    fig = plt.figure
+    fig.clear()
+    fig.theme("simple")
+    fig.plot_size(width, height)
+    drawn = 0
+    y_marks: list[float] = []
+    y_tops: list[float] = []
+    for i, trace in enumerate(traces):
+        b = downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y)
+        if not b.env_x:
+            continue
+        if options.log_y:  # plotted as log10, labelled with the real values
+            b.env_y = [math.log10(v) for v in b.env_y]
+            b.mean_y = [math.log10(v) for v in b.mean_y]
+        if smooth:
+            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
+            smoothed = ema(b.mean_y, options.smoothing, b.counts)
+            fig.draw(
+                fig.signal(b.mean_x, smoothed, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines()
+            )
+        else:
+            fig.draw(
+                fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines()
+            )
+        drawn += 1
+        y_marks.append(min(b.env_y))
+        y_tops.append(max(b.env_y))
+    if not drawn:
+        return Text("no data yet", style="dim", justify="center")
+    if marks:
+        y = min(y_marks)
+        fig.draw(fig.signal(marks, [y] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
+    if options.log_y:
+        top = max(y_tops)
+        ys = nice_ticks(min(y_marks), top, 4)
+        if ys:
+            fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
+    lo = min(min(t.xs) for t in traces if len(t.xs))
+    hi = max(max(t.xs) for t in traces if len(t.xs))
+    ticks = nice_ticks(lo, hi, max(2, plot_columns // 9))
+    if ticks:
+        fig.ruler(0).ticks(ticks, [short_num(t) for t in ticks])
+    if x_label:
+        fig.label(x_label)
+    return Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")
+
+
+def nice_ticks(lo: float, hi: float, count: int) -> list[float]:
+    """Round tick positions (1, 2, 5 x 10^k steps) inside [lo, hi]."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return []
+    raw = (hi - lo) / max(1, count)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    out = []
+    x = first
+    while x <= hi + 1e-9 * step:
+        out.append(x)
+        x += step
+    return out
+
+
+def short_num(x: float) -> str:
+    """Tick label: 500, 1.5k, 23k, 1.2M."""
+    a = abs(x)
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= div:
+            return f"{x / div:.3g}{suffix}"
+    return f"{x:.3g}"
+
+
+def legend(traces: list[Trace], name: str, smoothing: float) -> Text:
+    """One line: colour key per rank, latest value, and the smoothing in use."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    shown = [t for t in traces if len(t.ys)]
+    for i, trace in enumerate(shown[:MAX_LEGEND]):
+        out.append("■ ", style=f"color({colour(i)})")
+        out.append(trace.label)
+        out.append(f" {fmt_num(trace.ys[-1])}  ", style="bold")
+    if len(shown) > MAX_LEGEND:
+        out.append(f"+{len(shown) - MAX_LEGEND} ranks  ", style="dim")
+    if name in SMOOTHED and smoothing > 0:
+        out.append(f"EMA {smoothing:g} (grey: min/max)", style="dim")
+    return out
+
+
+class Chart(Widget):
+    """A bordered chart of one metric; `update_from()` is called on a timer by the app."""
+
+    DEFAULT_CSS = """
+    Chart { border: round $panel; height: 1fr; min-height: 6; padding: 0 0; }
+    """
+
+    def __init__(self, metric: str, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.metric = metric
+        self._key: tuple[object, ...] | None = None
+        self._plot: Text = Text("no data yet", style="dim")
+        self._legend: Text = Text()
+        self.border_title = title_for(metric)
+        self.renders = 0  # how many times the plot was rebuilt (tests: no redraw when idle)
+
+    def set_metric(self, metric: str) -> None:
+        self.metric = metric
+        self.border_title = title_for(metric)
+        self._key = None
+
+    def update_from(self, store: Store, options: ChartOptions, marks: list[float] | None = None) -> bool:
+        """Rebuild the plot if its data, size or options changed. True if it did."""
+        w, h = self.content_size.width, self.content_size.height
+        if w <= 0 or h <= 0 or not self.display:
+            return False
+        version = chart_version(store, self.metric)
+        key = (self.metric, version, w, h, options, tuple(marks or ()))
+        if key == self._key:
+            return False
+        self._key = key
+        traces, used_time = chart_traces(store, self.metric, last_n=options.last_n, wall_time=options.wall_time)
+        x_label = ""
+        if used_time:
+            t0 = min((t.xs[0] for t in traces if len(t.xs)), default=0.0)
+            span = max((t.xs[-1] for t in traces if len(t.xs)), default=t0) - t0
+            unit, div = ("hours", 3600.0) if span > 7200 else ("minutes", 60.0)
+            for t in traces:
+                t.xs = [(x - t0) / div for x in t.xs]  # type: ignore[assignment]
+            x_label = f"wall time ({unit})"
+            marks = None
+        elif options.wall_time:
+            x_label = "step (no timestamps in log)"
+        try:
+            self._plot = render_chart(traces, w, h - 1, name=self.metric, options=options, marks=marks, x_label=x_label)
+        except Exception as exc:  # a plotting corner case must not take the dashboard down
+            self._plot = Text(f"cannot draw this chart: {exc.__class__.__name__}: {exc}", style="dim")
+        self._legend = legend(traces, self.metric, options.smoothing)
+        self.renders += 1
+        self.refresh()
+        return True
+
+    def render(self) -> Text:
+        out = self._plot.copy()
+        out.append("\n")
+        out.append_text(self._legend)
+        return out
+
+
+def overflow_steps(store: Store) -> list[float]:
+    """Steps of fp16 overflow events (marked on the loss-scale chart)."""
+    with store.lock:
+        return [
+            float(e.step)
+            for e in store.events
+            if e.kind == "overflow" and e.step is not None and not math.isnan(e.step)
+        ]

@@ -1,0 +1,128 @@
+"""The top of the dashboard: what is being watched, and how the run is going, at a glance."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from trainwatch.store.store import SourceState
+from trainwatch.ui.data import Progress, short_source
+from trainwatch.ui.diagnosis_bridge import Finding, Verdict
+from trainwatch.ui.format import fmt_age, fmt_duration, fmt_num
+
+STATUS_STYLE = {
+    "running": "bold black on green",
+    "finished": "bold black on blue",
+    "stalled": "bold black on yellow",
+    "crashed": "bold white on red",
+    "unknown": "bold reverse",
+}
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_ICON = {"error": "✖", "warning": "▲", "info": "●"}
+
+
+def source_line(sources: list[SourceState], now_wall: float, ranks: list[int]) -> Text:
+    """Sources, formats, follow mode and the age of the last write to each."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if not sources:
+        return out.append("no sources", style="dim")
+    formats: list[str] = []
+    for s in sources:
+        formats += [f for f in s.formats if f not in formats]
+    if len(sources) == 1:
+        s = sources[0]
+        out.append(short_source(s.source, 48), style="bold")
+    else:
+        out.append(f"{len(sources)} sources", style="bold")
+    out.append("  format: ", style="dim")
+    out.append(", ".join(formats) if formats else "not recognised yet")
+    if ranks:
+        out.append("  ranks: ", style="dim")
+        out.append(_ranks(ranks))
+    modes = sorted({s.follow_mode for s in sources if s.follow_mode})
+    out.append("  follow: ", style="dim")
+    out.append(", ".join(modes) if modes else "read once")
+    ages = [(now_wall - (s.last_data_wall or s.mtime or 0), s) for s in sources if s.last_data_wall or s.mtime]
+    if ages:
+        newest = min(ages, key=lambda a: a[0])
+        out.append("  last write: ", style="dim")
+        out.append(fmt_age(newest[0]))
+        if len(ages) > 1:
+            oldest = max(ages, key=lambda a: a[0])
+            out.append(f" (oldest {fmt_age(oldest[0])}: {short_source(oldest[1].source, 24)})", style="dim")
+    notes = [s.note for s in sources if s.note]
+    if notes:
+        out.append("  ⚠ " + notes[0], style="yellow")
+    if any(s.catching_up for s in sources):
+        out.append("  reading…", style="dim italic")
+    return out
+
+
+def _ranks(ranks: list[int]) -> str:
+    if len(ranks) <= 8:
+        return ",".join(map(str, ranks))
+    return f"{len(ranks)} ({ranks[0]}–{ranks[-1]})"
+
+
+def progress_line(verdict: Verdict, prog: Progress) -> Text:
+    out = Text(no_wrap=True, overflow="ellipsis")
+    status = verdict.status or "unknown"
+    out.append(f" {status.upper()} ", style=STATUS_STYLE.get(status, "bold reverse"))
+    out.append("  ")
+    if prog.step is None:
+        out.append("no steps yet", style="dim")
+    else:
+        out.append("step ", style="dim")
+        out.append(fmt_num(float(prog.step)), style="bold")
+        if prog.total:
+            out.append(f" of {fmt_num(float(prog.total))}", style="dim")
+            frac = prog.fraction or 0.0
+            cells = 20
+            full = int(frac * cells)
+            out.append(" ▕" + "█" * full + "░" * (cells - full) + "▏", style="green")
+            out.append(f"{100 * frac:.1f}%")
+        per_step = verdict.sec_per_step or prog.step_time_s
+        if per_step:
+            out.append(f"  {fmt_duration(per_step)}/step")
+        eta = verdict.eta_s if verdict.status != "unknown" else prog.eta_s
+        if eta is not None and status in ("running", "unknown"):
+            out.append("  ETA ", style="dim")
+            out.append(fmt_duration(eta), style="bold")
+    if verdict.reason and status != "unknown":
+        out.append("  — " + verdict.reason)
+    elif status == "unknown":
+        out.append("  (" + (verdict.reason or "no verdict") + ")", style="dim")
+    return out
+
+
+def findings_text(items: list[Finding], limit: int = 3) -> Text:
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if not items:
+        return out
+    for i, f in enumerate(items[:limit]):
+        if i:
+            out.append("\n")
+        style = SEVERITY_STYLE.get(f.severity, "")
+        out.append(f"{SEVERITY_ICON.get(f.severity, '•')} {f.kind}: ", style=style)
+        out.append(f.message)
+    if len(items) > limit:
+        out.append(f"  (+{len(items) - limit} more, see summary)", style="dim")
+    return out
+
+
+class RunHeader(Static):
+    DEFAULT_CSS = """
+    RunHeader { height: auto; padding: 0 1; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    def show(self, sources: Text, progress: Text, findings: Text) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append_text(progress)
+        text.append("\n")
+        text.append_text(sources)
+        if findings.plain:
+            text.append("\n")
+            text.append_text(findings)
+        if getattr(self, "_last", None) != text:
+            self._last = text
+            self.update(text)
