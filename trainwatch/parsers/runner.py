@@ -20,7 +20,6 @@ Rank attribution and run segments (see `rank.py` for the forms):
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,7 +100,9 @@ class SourceParser:
         self.parsers = list(parsers)
         self._sink = sink
         self._path_rank = path_rank(path or source) if source != "-" else None
-        self._trigger_re = _compile_triggers(self.parsers)
+        # Substring tests in plain loops: cheaper than one big alternation regex (sre tries
+        # every alternative at every position) or a generator per parser.
+        self._triggered = [(p, tuple(p.triggers)) for p in self.parsers if p.triggers]
         self._always = [p for p in self.parsers if not p.triggers]
         self.stats = SourceStats()
         self._pending: _PendingStep | None = None
@@ -130,6 +131,10 @@ class SourceParser:
         self._origins: OrderedDict[int, tuple[int | None, str | None]] = OrderedDict()
         self._text_rank_cache: int | bool | None = False
         self._current_parser = ""
+        # Bumped by every line fed and every release: a reader's idle poll compares it to skip
+        # work (256 followed files poll once a second each).
+        self.changes = 0
+        self._eof_done = False  # at_eof ran and no line came since: running it again is a no-op
 
     # ----------------------------------------------------------------- feeding
     def feed_lines(self, lines: Iterable[Line]) -> None:
@@ -137,6 +142,8 @@ class SourceParser:
             self.feed_line(line)
 
     def feed_line(self, line: Line) -> None:
+        self.changes += 1
+        self._eof_done = False
         if line.kind is Kind.FRAME:
             self.stats.frames += 1
         else:
@@ -197,13 +204,16 @@ class SourceParser:
         if mentioned is not None:
             self._note_rank(mentioned)
         understood = False
-        if self._trigger_re is not None and self._trigger_re.search(text):
-            for parser in self.parsers:
-                if parser.triggers and any(t in text for t in parser.triggers):
-                    self._current_parser = parser.name
-                    if self._safe_feed(parser, text, line):
-                        understood = True
-                        break
+        for parser, triggers in self._triggered:
+            for trigger in triggers:
+                if trigger in text:
+                    break
+            else:
+                continue
+            self._current_parser = parser.name
+            if self._safe_feed(parser, text, line):
+                understood = True
+                break
         if not understood:
             for parser in self._always:
                 self._current_parser = parser.name
@@ -222,6 +232,10 @@ class SourceParser:
 
     def at_eof(self) -> None:
         """The reader has consumed everything written so far: release merged steps and held blocks."""
+        if self._eof_done:
+            return  # every parser's at_eof releases what it holds: nothing was fed since
+        self._eof_done = True
+        self.changes += 1
         if self._probe is not None:
             self._end_probe()
         self._flush_pending()
@@ -237,6 +251,7 @@ class SourceParser:
 
     def finish(self) -> None:
         """End of input: parsers release held blocks, then everything is flushed."""
+        self.changes += 1
         if self._probe is not None:
             self._end_probe()
         self._line = None
@@ -580,10 +595,3 @@ def _consistently(texts: Sequence[str], labelled: Callable[[str], bool]) -> bool
 
 def _differs(a: float, b: float) -> bool:
     return a != b and not (math.isnan(a) and math.isnan(b))
-
-
-def _compile_triggers(parsers: Sequence[Parser]) -> re.Pattern[str] | None:
-    triggers = sorted({t for p in parsers for t in p.triggers}, key=len, reverse=True)
-    if not triggers:
-        return None
-    return re.compile("|".join(re.escape(t) for t in triggers))

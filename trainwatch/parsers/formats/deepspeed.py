@@ -27,6 +27,7 @@ alone: those are single collective calls, not phases of a training step.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import ClassVar
 
 from trainwatch.lines.assembler import Line
@@ -34,28 +35,30 @@ from trainwatch.names import phase_name
 from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
-_TIMER = re.compile(r"(?:\[Rank (?P<rank_a>\d+)\]\s+)?(?:\brank=(?P<rank_b>\d+)\s+)?\btime \(ms\)\s*\|(?P<body>.*)$")
+_TIMER = re.compile(
+    r"(?:\[Rank (?P<rank_a>\d{1,18}(?!\d))\]\s+)?(?:\brank=(?P<rank_b>\d{1,18}(?!\d))\s+)?\btime \(ms\)\s*\|(?P<body>.*)$"
+)
 _FIELD = re.compile(r"^\s*(?P<name>[A-Za-z_][\w-]*)\s*:\s*(?P<value>\S+)\s*$")
 _PROGRESS = re.compile(
-    r"(?:\[Rank (?P<rank>\d+)\]\s+)?\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+), lr=\[(?P<lr>[^\]]*)\]"
+    r"(?:\[Rank (?P<rank>\d{1,18}(?!\d))\]\s+)?\bstep=(?P<step>\d{1,18}(?!\d)), skipped=(?P<skipped>\d{1,18}(?!\d)), lr=\[(?P<lr>[^\]]*)\]"
 )
 _TIMER_NEW = re.compile(
-    r"\bepoch=(?P<epoch>\d+)/micro_step=(?P<micro>\d+)/global_step=(?P<step>\d+), "
+    r"\bepoch=(?P<epoch>\d{1,18}(?!\d))/micro_step=(?P<micro>\d{1,18}(?!\d))/global_step=(?P<step>\d{1,18}(?!\d)), "
     r"RunningAvgSamplesPerSec=(?P<avg>[^,\s]+), CurrSamplesPerSec=(?P<curr>[^,\s]+)"
     r"(?:, MemAllocated=(?P<mem>[\d.]+)GB, MaxMemAllocated=(?P<maxmem>[\d.]+)GB)?"
 )
-_TIMER_OLD = re.compile(r"\] (?P<epoch>\d+)/(?P<step>\d+), SamplesPerSec=(?P<avg>[^,\s]+)\s*$")
+_TIMER_OLD = re.compile(r"\] (?P<epoch>\d{1,18}(?!\d))/(?P<step>\d{1,18}(?!\d)), SamplesPerSec=(?P<avg>[^,\s]+)\s*$")
 _OVERFLOW = re.compile(
-    r"\[(?:deepscale|deepspeed)\] OVERFLOW! Rank (?P<rank>\d+) Skipping step\. "
+    r"\[(?:deepscale|deepspeed)\] OVERFLOW! Rank (?P<rank>\d{1,18}(?!\d)) Skipping step\. "
     r"Attempted loss scale: (?P<attempted>[\d.]+), "
-    r"(?:reducing to (?P<new>[\d.]+)|but hysteresis is (?P<hyst>\d+)\. Reducing hysteresis to (?P<new_hyst>\d+))"
+    r"(?:reducing to (?P<new>[\d.]+)|but hysteresis is (?P<hyst>\d{1,18}(?!\d))\. Reducing hysteresis to (?P<new_hyst>\d{1,18}(?!\d)))"
     r"\s*$"
 )
 _MEMORY = re.compile(
     r"\bMA (?P<ma>[\d.]+) GB\s+Max_MA (?P<max_ma>[\d.]+) GB\s+CA (?P<ca>[\d.]+) GB\s+Max_CA (?P<max_ca>[\d.]+) GB\s*$"
 )
 _CHECKPOINT = re.compile(r"\bSaving model checkpoint: (?P<path>\S+)\s*$")
-_GLOBAL_STEP_TAG = re.compile(r"global_step(\d+)")
+_GLOBAL_STEP_TAG = re.compile(r"global_step(\d{1,18}(?!\d))")
 _LOADING = re.compile(r"\bloading checkpoint\b", re.I)
 
 _GLOBAL_TIMERS = {"forward", "backward", "backward_inner", "backward_allreduce", "step"}
@@ -72,8 +75,18 @@ _RAW_GLOBAL = {
 }
 
 
+# The form DeepSpeed itself prints (`%.2f`, single spaces): validated and split by two C-level
+# regex calls instead of a match and a parse per piece; any other body takes the general path.
+_PRINTED_BODY = re.compile(r"(?: [A-Za-z_][\w-]*: \d+\.\d+ \|)* [A-Za-z_][\w-]*: \d+\.\d+")
+_PRINTED_PAIR = re.compile(r"([A-Za-z_][\w-]*): (\d+\.\d+)")
+_PRINTED_LINE = re.compile(r"(?P<rank_a>)rank=(?P<rank_b>\d{1,18})(?!\d) time \(ms\) \|(?P<body>.*)$")
+FAST = True  # tests/perf compare both paths
+
+
 def _ms_fields(body: str) -> dict[str, float] | None:
     """`forward: 6475.32 | backward: 3422.89` -> raw names to ms; None if any piece is not that."""
+    if FAST and _PRINTED_BODY.fullmatch(body):
+        return {name: float(value) for name, value in _PRINTED_PAIR.findall(body)}
     found: dict[str, float] = {}
     for piece in body.split("|"):
         if not piece.strip():
@@ -90,6 +103,30 @@ def _ms_fields(body: str) -> dict[str, float] | None:
 
 def _is_deepspeed_name(raw: str) -> bool:
     return raw in _RAW_GLOBAL or raw.endswith("_microstep") or raw.startswith("optimizer_")
+
+
+def _all_deepspeed_names(body: str) -> bool:
+    """False when some piece's name (the text before its `:`) is not a DeepSpeed timer: such a
+    piece is either not a field or not DeepSpeed's, so the line is not an unranked DeepSpeed line."""
+    for piece in body.split("|"):
+        if piece.strip() and not _is_deepspeed_name(piece.split(":", 1)[0].strip()):
+            return False
+    return True
+
+
+@lru_cache(maxsize=256)
+def _timer_kind(raw_names: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    """Phase names of a timer line's raw names, and which timers they are (one line shape repeats)."""
+    names = set(map(phase_name, raw_names))
+    if all(name.startswith("optimizer_") for name in names):
+        kind = "optimizer"
+    elif all(name.endswith("_microstep") for name in names):
+        kind = "microstep"
+    elif names <= _GLOBAL_TIMERS and "forward" in names:
+        kind = "global"
+    else:
+        kind = "other"
+    return tuple(map(phase_name, raw_names)), kind
 
 
 class DeepSpeedParser(Parser):
@@ -149,26 +186,33 @@ class DeepSpeedParser(Parser):
 
     # -------------------------------------------------------------- timers
     def _timer_line(self, text: str, out: Emitter) -> bool:
-        m = _TIMER.search(text)
-        if not m:
-            return False
-        raw = _ms_fields(m.group("body"))
+        # `rank=0 time (ms) | ...` at the line start (the common form) is what `_TIMER.search`
+        # finds there; matching it anchored skips trying the pattern at every position.
+        m = _PRINTED_LINE.match(text) if FAST else None
+        if m is None:
+            m = _TIMER.search(text)
+            if not m:
+                return False
+        body = m.group("body")
+        rank_text = m.group("rank_b") or m.group("rank_a")
+        if FAST and rank_text is None and not _all_deepspeed_names(body):
+            return False  # Megatron's `time (ms) | forward: .. | batch generator: ..`, rejected unparsed
+        raw = _ms_fields(body)
         if raw is None:
             return False
-        rank_text = m.group("rank_b") or m.group("rank_a")
         if rank_text is None and not all(_is_deepspeed_name(name) for name in raw):
             return False  # a bare `time (ms) | forward: .. | allreduce: ..` is Megatron's
         rank = int(rank_text) if rank_text is not None else None
-        phases = {phase_name(name): ms_to_s(value) for name, value in raw.items()}
-        names = set(phases)
-        if all(name.startswith("optimizer_") for name in names):
+        names_of, kind = _timer_kind(tuple(raw))
+        phases = dict(zip(names_of, map(ms_to_s, raw.values()), strict=True))
+        if kind == "optimizer":
             if self._cur is not None and self._cur_has_opt:
                 self._cur += 1
             self._cur_has_opt = True
             step = self._cur
-        elif all(name.endswith("_microstep") for name in names):
+        elif kind == "microstep":
             step = self._cur
-        elif names <= _GLOBAL_TIMERS and "forward" in names:
+        elif kind == "global":
             step = self._cur
             if self._cur is not None:
                 self._cur += 1
@@ -203,8 +247,11 @@ class DeepSpeedParser(Parser):
                 return False
             metrics = {"samples_per_s": curr, "running_avg_samples_per_s": avg}
             if m.group("mem") is not None:
-                metrics["mem_gib"] = float(m.group("mem"))
-                metrics["max_mem_gib"] = float(m.group("maxmem"))
+                mem, maxmem = parse_number(m.group("mem")), parse_number(m.group("maxmem"))
+                if mem is None or maxmem is None:
+                    return False
+                metrics["mem_gib"] = mem
+                metrics["max_mem_gib"] = maxmem
             metrics["epoch"] = float(int(m.group("epoch")))
             printed = int(m.group("step"))
         else:
@@ -249,15 +296,14 @@ class DeepSpeedParser(Parser):
         step = out.last_step()
         if step is None:
             return False
-        out.step(
-            step,
-            {
-                "mem_gib": float(m.group("ma")),
-                "max_mem_gib": float(m.group("max_ma")),
-                "reserved_mem_gib": float(m.group("ca")),
-                "max_reserved_mem_gib": float(m.group("max_ca")),
-            },
-        )
+        names = {"ma": "mem_gib", "max_ma": "max_mem_gib", "ca": "reserved_mem_gib", "max_ca": "max_reserved_mem_gib"}
+        metrics: dict[str, float] = {}
+        for group, name in names.items():
+            value = parse_number(m.group(group))
+            if value is None:  # `1.2.3 GB`: not a number
+                return False
+            metrics[name] = value
+        out.step(step, metrics)
         return True
 
     def _checkpoint(self, m: re.Match[str], out: Emitter) -> bool:

@@ -5,6 +5,8 @@ fields, optionally behind a `[2024-04-06 02:59:36]` timestamp (which follows a l
 so it is read here rather than by the generic line-start stamp). Every numeric field is kept:
 canonical names where the contract has one, snake_case otherwise; `(ms)` fields are converted
 to seconds. A skipped or NaN iteration prints no `lm loss`, so its record has no loss.
+Every field is printed with a closing ` |`; text after the last `|` is a line cut by a torn
+write (a log read while it is written, a killed job) and is not read as a value.
 
 Timers follow the iteration they time: a `time (ms) | forward: ..` line and a
 `(min, max) time across ranks (ms):` block become phases of the last iteration seen (step null
@@ -18,6 +20,7 @@ the same rows as the previous complete block (so a live view is not one interval
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import ClassVar
 
 from trainwatch.lines.assembler import Line
@@ -26,16 +29,31 @@ from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
 _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
-_ITERATION = re.compile(r"(?<![\w-])iteration[\s=]*(?P<n>\d+)\s*/\s*(?P<m>\d+)\s*\|")
+_ITERATION = re.compile(r"(?<![\w-])iteration[\s=]*(?P<n>\d{1,18}(?!\d))\s*/\s*(?P<m>\d{1,18}(?!\d))\s*\|")
 _FIELD = re.compile(r"^\s*(?P<label>[A-Za-z][^|:=]*?)\s*(?::|=|\s)\s*(?P<value>[-+]?[\w.+-]+?)\s*$")
 _TIMERS = re.compile(r"^\s*time \(ms\)\s*\|(?P<body>.*)$")
 _TIMER_FIELD = re.compile(r"^\s*(?P<name>[A-Za-z][\w ./-]*?)\s*:\s*(?P<value>\S+)\s*$")
+# The timers line as Megatron prints it (`%.2f`, single spaces between words and around `|`):
+# validated and split by two C-level regex calls; any other body takes the general path.
+_PRINTED_TIMERS = re.compile(
+    r"(?: [A-Za-z][\w./-]*(?: [\w./-]+)*: \d+\.\d+ \|)* [A-Za-z][\w./-]*(?: [\w./-]+)*: \d+\.\d+"
+)
+_PRINTED_TIMER = re.compile(r"([A-Za-z][\w./-]*(?: [\w./-]+)*): (\d+\.\d+)")
+# Iteration-line fields as Megatron prints them (` label: 1.234E+00 |`, ` loss scale 4096.0 |`):
+# words of letters (no digits, `:`, `=`), one space, one number `float()` reads as `parse_number` does.
+_LABEL = r"[A-Za-z][A-Za-z()/_-]*(?: [A-Za-z(][A-Za-z()/_-]*)*"
+_NUMBER = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_PRINTED_FIELDS = re.compile(rf"(?: {_LABEL}:? {_NUMBER} \|)*")
+_PRINTED_FIELD = re.compile(rf" ({_LABEL}):? ({_NUMBER}) \|")
+FAST = True  # tests/perf compare both paths
 _BLOCK_HEADER = re.compile(r"^\s*\(min, max\) time across ranks \(ms\):\s*$")
 _BLOCK_ROW = re.compile(
     r"^\s+(?P<name>[A-Za-z][\w ./-]*?)\s*\.{2,}:?\s*\((?P<min>[^,()\s]+),\s*(?P<max>[^,()\s]+)\)\s*$"
 )
-_MEMORY = re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?\(?after (?P<n>\d+) iterations\)? memory \(MB\)\s*\|(?P<body>.*)$")
-_VALIDATION = re.compile(r"validation loss at iteration (?P<n>\d+)\s*(?:on [\w ]+?)?\s*\|(?P<body>.*)$")
+_MEMORY = re.compile(
+    r"(?:\[Rank (?P<rank>\d{1,18}(?!\d))\]\s*)?\(?after (?P<n>\d{1,18}(?!\d)) iterations\)? memory \(MB\)\s*\|(?P<body>.*)$"
+)
+_VALIDATION = re.compile(r"validation loss at iteration (?P<n>\d{1,18}(?!\d))\s*(?:on [\w ]+?)?\s*\|(?P<body>.*)$")
 
 # Megatron labels (snake_cased) the shared table does not know.
 _ALIASES = {
@@ -74,13 +92,18 @@ def _field(piece: str) -> tuple[str, float] | None:
     value = parse_number(raw)
     if value is None:
         return None
+    name, in_ms = _label(label)
+    return name, (ms_to_s(value) if in_ms else value)
+
+
+@lru_cache(maxsize=1024)
+def _label(label: str) -> tuple[str, bool]:
+    """An iteration-line label -> (metric name, whether its value is in ms); labels repeat on every line."""
     key = snake(label)
     name = _ALIASES.get(key) or metric_name(label)
     if name.endswith("_ms") and name != "step_time_s":
-        return name[:-3] + "_s", ms_to_s(value)
-    if name == "step_time_s" and key.endswith("ms"):
-        return name, ms_to_s(value)
-    return name, value
+        return name[:-3] + "_s", True
+    return name, name == "step_time_s" and key.endswith("ms")
 
 
 class MegatronParser(Parser):
@@ -146,12 +169,25 @@ class MegatronParser(Parser):
             return False
         n, total = int(m.group("n")), int(m.group("m"))
         metrics: dict[str, float] = {}
-        for piece in rest[: m.start()].split("|") + rest[m.end() :].split("|"):
-            if not piece.strip():
-                continue
-            found = _field(piece)
-            if found is not None:
-                metrics.setdefault(found[0], found[1])
+        tail = rest[m.end() :]
+        if FAST and not rest[: m.start()].strip() and _PRINTED_FIELDS.fullmatch(tail):
+            # Every field in the printed form: the same (label, value) pairs `_field` finds.
+            for label, raw in _PRINTED_FIELD.findall(tail):
+                name, in_ms = _label(label)
+                value = float(raw)
+                metrics.setdefault(name, ms_to_s(value) if in_ms else value)
+        else:
+            after = tail.split("|")
+            if not rest.rstrip().endswith("|"):
+                # Megatron ends every field with " |": text after the last one is a torn write
+                # (`lm loss 2.1` of `lm loss 2.149121E+00 |`), never a value.
+                after.pop()
+            for piece in rest[: m.start()].split("|") + after:
+                if not piece.strip():
+                    continue
+                found = _field(piece)
+                if found is not None:
+                    metrics.setdefault(found[0], found[1])
         metrics["total_steps"] = float(total)
         self._last_iter = n
         out.step(n, metrics, time=time)
@@ -210,8 +246,16 @@ class MegatronParser(Parser):
         m = _TIMERS.match(rest)
         if not m:
             return False
+        body = m.group("body")
+        if FAST and _PRINTED_TIMERS.fullmatch(body):
+            out.phases(
+                self._last_iter,
+                {phase_name(name): ms_to_s(float(value)) for name, value in _PRINTED_TIMER.findall(body)},
+                time=time,
+            )
+            return True
         phases: dict[str, float] = {}
-        for piece in m.group("body").split("|"):
+        for piece in body.split("|"):
             if not piece.strip():
                 continue
             f = _TIMER_FIELD.match(piece)

@@ -1,0 +1,245 @@
+"""`make bench`: every performance figure of the issue, next to its target and the ratio.
+
+    .venv/bin/python bench/run.py            # 1 GB catch-up log (built once, cached)
+    BENCH_MB=64 .venv/bin/python bench/run.py   # a smaller log for a quick look
+    BENCH_SKIP=catchup,scale ...             # skip sections: catchup, live, scale, render
+
+Figures (all measured in this run, on this machine):
+1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
+   BENCH_MB megabytes (bench/make_big_log.py); wall time and the child's peak RSS (wait4 rusage).
+2. live: append-to-record latency and CPU of the following process (bench/latency.py), idle and
+   with a file growing 1000 lines/s, with inotify and with polling.
+3. scale: 256 per-rank files followed at once: idle CPU, CPU and append-to-record latency while
+   every file grows.
+4. render: the dashboard chart's downsample + plotext render of 1M points
+   (trainwatch.ui.widgets.chart.render_chart).
+The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+import latency  # noqa: E402  (bench/latency.py)
+import make_big_log  # noqa: E402
+
+REFERENCE = {"lnav_s": 4.5, "lnav_rss_mb": 495, "toolong_s": 25.0, "toolong_rss_mb": 1300}
+
+
+def row(what: str, value: float, unit: str, target: float | None, note: str = "") -> None:
+    """One figure, its target and value/target (<= 1 meets a 'lower is better' target)."""
+    if target is None:
+        print(f"  {what:<46} {value:10.2f} {unit:<5} {note}")
+        return
+    ratio = value / target if target else float("inf")
+    verdict = "ok" if ratio <= 1.0 else "MISSED"
+    print(f"  {what:<46} {value:10.2f} {unit:<5} target <= {target:.3g} {unit:<5} ratio {ratio:6.2f}  {verdict} {note}")
+
+
+def build_log(size_mb: int) -> Path:
+    base = Path(os.environ.get("BENCH_DIR") or Path(tempfile.gettempdir()) / "trainwatch-bench")
+    base.mkdir(parents=True, exist_ok=True)
+    path = base / f"ds_megatron_{size_mb}MB.log"
+    done = path.with_suffix(".done")
+    if not (path.exists() and done.exists()):
+        t0 = time.monotonic()
+        n = make_big_log.build(path, size_mb)
+        done.write_text(str(n))
+        print(f"  built {path} ({n / 1e6:.0f} MB) in {time.monotonic() - t0:.1f} s")
+    return path
+
+
+def timed_child(cmd: list[str]) -> tuple[float, float, int, bytes]:
+    """Wall seconds, peak RSS (MB) of exactly this child, exit code, stdout."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()))  # type: ignore[union-attr]
+    reader.start()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - t0
+    reader.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024.0, proc.returncode, b"".join(chunks)
+
+
+def catchup(size_mb: int) -> None:
+    print(f"\n1. catch-up: {size_mb} MB DeepSpeed + Megatron log (seed 004 repeated)")
+    path = build_log(size_mb)
+    size = path.stat().st_size
+    grep = shutil.which("grep")
+    grep_s = float("nan")
+    if grep:
+        runs = [timed_child([grep, "-c", "iteration", str(path)])[0] for _ in range(3)]
+        grep_s = min(runs)
+        row("grep -c iteration (best of 3)", grep_s, "s", None)
+    tw = str(Path(sys.executable).with_name("trainwatch"))
+    wall, rss, code, out = timed_child([tw, "summary", "--json", str(path)])
+    ok = code in (0, 1) and out.lstrip().startswith(b"{")
+    row("trainwatch summary --json: wall", wall, "s", 3 * grep_s if grep_s == grep_s else None, "(3x grep)")
+    row("  throughput", size / 1e6 / wall, "MB/s", None)
+    row("  vs lnav indexing (reference 4.5 s)", wall, "s", REFERENCE["lnav_s"])
+    row("  vs toolong (reference 25 s)", wall, "s", REFERENCE["toolong_s"])
+    row("trainwatch summary --json: peak RSS", rss, "MB", 200.0)
+    if not ok:
+        print(f"  !! summary exited {code} without JSON output")
+
+
+def live(seconds: float) -> None:
+    print("\n2. live following (bench/latency.py)")
+    for poll in (False, True):
+        r = latency.latency(poll, 200)
+        mode = r["mode"]
+        row(f"append-to-record p95 [{mode}]", r["p95_ms"], "ms", 100.0, f"(p50 {r['p50_ms']:.1f}, steps {r['steps']})")
+        # The dashboard copies the store on its fast tick (TrainwatchApp.fast_interval, 0.25 s):
+        # a record waits for the next tick, so screen latency <= record latency + one tick.
+        tick_ms = _dashboard_tick_ms()
+        if tick_ms is not None:
+            row(
+                f"append-to-screen p95 bound [{mode}]",
+                r["p95_ms"] + 0.95 * tick_ms,
+                "ms",
+                250.0,
+                f"(record p95 + 95% of the {tick_ms:.0f} ms UI tick; bound, not a UI measurement)",
+            )
+    for poll in (False, True):
+        for rate in (0, 1000):
+            r = latency.cpu(poll, seconds, rate)
+            what = "idle file" if rate == 0 else f"{rate} lines/s"
+            target = 1.0 if rate == 0 else 15.0
+            row(f"CPU following, {what} [{r['mode']}]", r["cpu_pct"], "%", target, "(pipeline, no dashboard)")
+
+
+def _dashboard_tick_ms() -> float | None:
+    try:
+        import inspect
+
+        from trainwatch.ui.app import TrainwatchApp
+
+        default = inspect.signature(TrainwatchApp.__init__).parameters["fast_interval"].default
+        return float(default) * 1000.0
+    except Exception:
+        return None
+
+
+SCALE_WRITER = """
+import os, sys, time, json
+LINE = LINE_REPR
+paths, seconds, rate = sys.argv[1].split(","), float(sys.argv[2]), float(sys.argv[3])
+fds = [os.open(p, os.O_WRONLY | os.O_APPEND) for p in paths]
+start = time.monotonic(); i = 0; done = {}
+while time.monotonic() - start < seconds:
+    i += 1
+    for fd in fds:
+        os.write(fd, (LINE % (i, 100000, 2 + i / 1e6)).encode())
+    done[i] = time.monotonic()
+    delay = start + i / rate - time.monotonic()
+    if delay > 0: time.sleep(delay)
+print(json.dumps(done))
+""".replace("LINE_REPR", repr(latency.LINE))
+
+
+def scale(seconds: float, files: int = 256) -> None:
+    from trainwatch.pipeline import Pipeline
+    from trainwatch.records import Record, Step
+
+    print(f"\n3. scale: {files} per-rank files followed at once (one directory)")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [os.path.join(tmp, f"rank_{r}.log") for r in range(files)]
+        for p in paths:
+            open(p, "wb").close()
+        arrived: dict[tuple[str, int], float] = {}
+
+        def sink(batch: list[Record]) -> None:
+            now = time.monotonic()
+            for rec in batch:
+                if isinstance(rec, Step) and rec.step is not None:
+                    arrived.setdefault((rec.source, rec.step), now)
+
+        t0 = time.monotonic()
+        pipeline = Pipeline([tmp], sink=sink)
+        row(f"setup (discover {files} files)", (time.monotonic() - t0) * 1000, "ms", None)
+        pipeline.start()
+        time.sleep(1.0)  # opens, reads and starts watching every file
+        c0, w0 = time.process_time(), time.monotonic()
+        time.sleep(seconds)
+        idle = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
+        row(f"CPU, {files} idle files", idle, "%", 1.0, "(pipeline, no dashboard)")
+        rate = 4.0  # lines/s per file: 1024 lines/s in all
+        c0, w0 = time.process_time(), time.monotonic()
+        out = subprocess.run(
+            [sys.executable, "-c", SCALE_WRITER, ",".join(paths), str(seconds), str(rate)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        busy = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
+        written = {int(k): v for k, v in __import__("json").loads(out).items()}
+        deadline = time.monotonic() + 5
+        want = len(written) * files
+        while len(arrived) < want and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pipeline.stop()
+    lat = [1000 * (arrived[(p, i)] - t) for i, t in written.items() for p in paths if (p, i) in arrived]
+    row(f"CPU, {files} files x {rate:g} lines/s ({files * rate:g}/s)", busy, "%", 15.0, "(pipeline, no dashboard)")
+    if lat:
+        row("append-to-record p95 across all files", latency.pct(lat, 0.95), "ms", 100.0, f"({len(lat)}/{want} steps)")
+    else:
+        print("  !! no step arrived")
+
+
+def render() -> None:
+    print("\n4. render: one chart of 1M points (downsample to the screen, then plotext)")
+    try:
+        from array import array
+
+        from trainwatch.ui.data import Trace
+        from trainwatch.ui.widgets.chart import ChartOptions, render_chart
+    except Exception as exc:  # the UI is optional for this figure
+        print(f"  chart code not importable: {exc!r}")
+        return
+    n = 1_000_000
+    xs = array("d", range(n))
+    ys = array("d", (10.0 / (1 + i / 5e4) + (i % 97) * 1e-3 for i in range(n)))
+    for name in ("step_time_s", "loss"):  # loss adds the smoothed line
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            render_chart([Trace("0", xs, ys)], 120, 30, name=name, options=ChartOptions())
+            times.append(1000 * (time.perf_counter() - t0))
+        row(f"redraw 1M points, 120x30 ({name}), median of 5", statistics.median(times), "ms", 20.0)
+
+
+def main() -> None:
+    size_mb = int(os.environ.get("BENCH_MB", "1024"))
+    seconds = float(os.environ.get("BENCH_SECONDS", "5"))
+    skip = set(filter(None, os.environ.get("BENCH_SKIP", "").split(",")))
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+    print("ratio = measured / target; <= 1 meets the target")
+    sections: list[tuple[str, Any]] = [
+        ("catchup", lambda: catchup(size_mb)),
+        ("live", lambda: live(seconds)),
+        ("scale", lambda: scale(seconds)),
+        ("render", render),
+    ]
+    for name, run in sections:
+        if name not in skip:
+            run()
+
+
+if __name__ == "__main__":
+    main()
