@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint fmt bench clean
+.PHONY: install demo test test-deps lint fmt bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/trainwatch demo
 
-test: $(STAMP)
+# tests/web drives a headless Chromium; on a fresh Debian machine (as root) install it.
+BROWSERS := chromium chromium-browser google-chrome google-chrome-stable
+test-deps:
+	@if [ -n "$$TRAINWATCH_CHROMIUM" ] || for b in $(BROWSERS); do command -v $$b && break; done >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	else echo "make: no Chromium for tests/web: apt-get install chromium, or set TRAINWATCH_CHROMIUM" >&2; fi
+
+test: $(STAMP) test-deps
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

@@ -40,6 +40,9 @@ NARROW_WIDTH = 110
 TABS = ("overview", "ranks", "events", "log", "profiler")
 
 
+DIAGNOSE_IDLE_EVERY_S = 5.0
+
+
 class TrainwatchApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "trainwatch"
@@ -68,7 +71,7 @@ class TrainwatchApp(App[None]):
         clock: Clock | None = None,
         poll: bool = False,
         poll_interval: float | None = None,
-        fast_interval: float = 0.25,
+        fast_interval: float = 0.15,
         slow_interval: float = 1.0,
     ) -> None:
         super().__init__()
@@ -174,7 +177,13 @@ class TrainwatchApp(App[None]):
         """Charts: each one redraws only if its metric got points or its size/options changed."""
         if not self._alive():
             return
-        self._diagnose(self.store.version, force=True)
+        # Status depends on time too (a stall is the absence of news): re-judge an idle
+        # store every few seconds, not every tick.
+        now = self.clock.wall()
+        stale = now - getattr(self, "_diag_forced_at", -1e9) >= DIAGNOSE_IDLE_EVERY_S
+        if stale:
+            self._diag_forced_at = now
+        self._diagnose(self.store.version, force=stale)
         marks = None
         with self.batch_update():
             for chart in self.main.query(Chart):

@@ -93,6 +93,10 @@ class LogPane(Vertical):
         if state is None or self.context_of is not None:
             self._status()
             return
+        recent = state.recent
+        if recent and recent[-1][0] == self._last_no:  # nothing new: no copy of the ring
+            self._status()
+            return
         ring = snapshot_ring(state)
         if not ring:
             self._status()
@@ -147,7 +151,10 @@ class LogPane(Vertical):
         text.append(
             "  following" if self.following else "  paused (End: follow)", style="green" if self.following else "yellow"
         )
-        self.query_one("#log-status", Static).update(text)
+        # Static.update() re-lays out the screen: skip it when nothing changed (idle CPU).
+        if text != getattr(self, "_last_status", None):
+            self._last_status = text
+            self.query_one("#log-status", Static).update(text)
 
     # ------------------------------------------------------------- actions
     def action_source(self, delta: int) -> None:
