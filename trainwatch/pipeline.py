@@ -31,6 +31,7 @@ BatchSink = Callable[[list[Record]], None]
 POLL_INTERVAL_S = 0.25  # polling sources (network filesystems, --poll)
 SAFETY_POLL_S = 1.0  # inotify sources: stat anyway this often
 ROUND_BUDGET = 1024 * 1024  # bytes per source per round while following
+TORN_LINE_QUIET_S = 2.0
 REDISCOVER_EVERY_S = 2.0
 REDISCOVER_MIN_GAP_S = 0.1
 MAX_SLEEP_S = 0.25  # a stop event set by a signal handler is seen within this
@@ -377,7 +378,11 @@ class Pipeline:
                 continue
             while reader.pump():
                 pass
-            reader.finish(final=True)
+            # A last line without newline is a finished log's last line if the file has been
+            # quiet a while, else possibly a torn write (`lm loss 2.1|49121`): shown, not parsed.
+            mtime = reader.state.mtime
+            quiet = mtime is None or time.time() - mtime >= TORN_LINE_QUIET_S
+            reader.finish(final=quiet)
         self.store.touch()
 
     def pump_once(self, budget: int = ROUND_BUDGET) -> bool:

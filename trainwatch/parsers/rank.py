@@ -19,7 +19,7 @@ import re
 #   [rank3]:  PyTorch, before traceback lines of a process with a process group
 #   [default3]:  torchrun --tee 3 (role "default" + local rank)
 #   [PID:6552] [RANK:4]  loggers that stamp pid and rank on every line
-_PREFIX = re.compile(r"^(?:\[(?:rank|default)(\d+)\]:|\[PID:\d+\] \[RANK:(\d+)\])\s?")
+_PREFIX = re.compile(r"^(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\])\s?")
 # `srun -l` / `srun --label`: "3: " (task id, right-aligned when there are >= 10 tasks).
 _SRUN_LABEL = re.compile(r"^ *(\d{1,5}): ")
 # pdsh (DeepSpeed's multi-node launcher) prefixes every line with "<host>: ", e.g.
@@ -35,27 +35,30 @@ _HOST_LABEL = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]{0,62}): (?=\S)")
 #   for rank: 2                           torch c10d `Added key: ... to store for rank: 2`
 #   Rank: 3 partition count               DeepSpeed ZeRO stage 1/2 init
 _MEMBERSHIP_FORMS = (
-    r"\[Rank (\d+)\]"
-    r"|\[RANK:(\d+)\]"
-    r"|Process \(global: (\d+), local \d+\)"
-    r"|\bRank (\d+): Completed store-based barrier"
-    r"|\bfor rank: (\d+)\b"
-    r"|^Rank: (\d+) partition count"
+    r"\[Rank (\d{1,9})(?!\d)\]"
+    r"|\[RANK:(\d{1,9})(?!\d)\]"
+    r"|Process \(global: (\d{1,9})(?!\d), local \d+\)"
+    r"|\bRank (\d{1,9})(?!\d): Completed store-based barrier"
+    r"|\bfor rank: (\d{1,9})(?!\d)\b"
+    r"|^Rank: (\d{1,9})(?!\d) partition count"
     # torchrun ChildFailedError block: "  rank      : 1 (local_rank: 1)"
-    r"|^\s*rank\s+: (\d+) \(local_rank: \d+\)"
+    r"|^\s*rank\s+: (\d{1,9})(?!\d) \(local_rank: \d+\)"
 )
-_TEXT = re.compile(_MEMBERSHIP_FORMS + r"|\brank=(\d+)\b|\bRANK: ?(\d+)\b")
+_TEXT = re.compile(_MEMBERSHIP_FORMS + r"|\brank=(\d{1,9})(?!\d)\b|\bRANK: ?(\d{1,9})(?!\d)\b")
 # Forms that say a rank exists (noted for `summary` even when nothing is parsed from the
 # line); `rank=` alone is not one: "LoRA rank=64" is a hyperparameter.
 _MEMBERSHIP = re.compile(_MEMBERSHIP_FORMS)
 # Substrings one of which a line must contain to be worth the `_TEXT` regex.
 _TEXT_HINTS = ("ank", "RANK", "(global: ")
+# Each `_MEMBERSHIP_FORMS` alternative contains one of these (keep them in step): `rank=0` on
+# every DeepSpeed timer line then costs a few substring tests, not a regex search.
+_MEMBERSHIP_HINTS = ("Rank", "RANK:", "(global: ", "for rank: ", "(local_rank: ")
 
 # Rank in a path: rank3.log, rank_3, node1_rank7.out, DeepSpeed --enable_each_rank_log
 # `<dir>/<YYYYmmddHHMMSS>_rank<N>.log` (deepspeed/launcher/launch.py), torchrun
 # --log-dir `<dir>/<run-id>/attempt_<k>/<local_rank>/{stdout,stderr}.log`.
-_PATH_TORCHRUN = re.compile(r"attempt_(\d+)/(\d+)/std(?:out|err)\.log$")
-_PATH_RANK = re.compile(r"(?:^|[^a-z])rank[_-]?(\d+)(?:\D|$)", re.I)
+_PATH_TORCHRUN = re.compile(r"attempt_(\d{1,9})(?!\d)/(\d{1,9})(?!\d)/std(?:out|err)\.log$")
+_PATH_RANK = re.compile(r"(?:^|[^a-z])rank[_-]?(\d{1,9})(?!\d)(?:\D|$)", re.I)
 _PATH_HOST = re.compile(r"(?:^|/)([A-Za-z][A-Za-z0-9-]*?)[_-]rank[_-]?\d+[^/]*$", re.I)
 
 # A launcher starting (again): seen a second time in one source, a new launch began.
@@ -130,7 +133,7 @@ def text_rank(text: str) -> int | None:
 
 def mentioned_rank(text: str) -> int | None:
     """A rank a world-membership line names (barrier, init, failure summary lines)."""
-    if not any(h in text for h in _TEXT_HINTS):
+    if not any(h in text for h in _MEMBERSHIP_HINTS):
         return None
     m = _MEMBERSHIP.search(text)
     if not m:

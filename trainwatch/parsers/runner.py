@@ -158,7 +158,7 @@ class SourceParser:
             if self._probe_lines >= PROBE_LINES or len(self._probe) >= PROBE_MAX_HELD:
                 self._end_probe()
             return
-        self._process(line)
+        self._process_safely(line)
 
     def _end_probe(self) -> None:
         """Decide the source's label mode on the held lines, then parse them."""
@@ -169,7 +169,14 @@ class SourceParser:
         elif _consistently(texts, _has_host_label):
             self._label_mode = "host"
         for line in held:
+            self._process_safely(line)
+
+    def _process_safely(self, line: Line) -> None:
+        """A line the rank/label logic cannot handle is counted, never fatal to the source."""
+        try:
             self._process(line)
+        except Exception:  # noqa: BLE001 - hostile input must not stop the run
+            self.stats.parser_errors += 1
 
     def _process(self, line: Line) -> None:
         text = line.text

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from trainwatch.numbers import parse_eta_s, parse_number, parse_rate
 
 _BAR = re.compile(
-    r"(?P<pct>\d{1,3})%(?:\|(?P<bar>[^|]*)\||\s)\s*(?P<n>\d+)/(?P<total>\d+)\s*\[(?P<inner>[^\]]*)\]"
+    r"(?P<pct>\d{1,3})%(?:\|(?P<bar>[^|]*)\||\s)\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\s*\[(?P<inner>[^\]]*)\]"
 )
-_CLOCK = re.compile(r"^\d+(?::\d{2}){1,2}$")
+_CLOCK = re.compile(r"^\d{1,18}(?::\d{2}){1,2}$")
 
 
 @dataclass(frozen=True, slots=True)

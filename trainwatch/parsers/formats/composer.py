@@ -17,7 +17,7 @@ from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.timestamps import line_time
 
 _SRUN = re.compile(r"^ *(\d{1,5}): ")
-_HEADER = re.compile(r"^\[(?P<eval>Eval )?batch=(?P<step>\d+)/(?P<total>\d+)\]:?")
+_HEADER = re.compile(r"^\[(?P<eval>Eval )?batch=(?P<step>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\]:?")
 _METRIC = re.compile(r"^\s+(?P<kind>Train|Eval) (?P<name>\S+): (?P<value>\S+)\s*$")
 _LR = re.compile(r"^lr-[^/]+/group0$")
 _MAX_METRICS = 500

@@ -17,10 +17,14 @@ from trainwatch.names import metric_name
 from trainwatch.numbers import parse_eta_s, parse_mem_gib, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
-_BODY = re.compile(r"d2\.utils\.events\]?:?(?: INFO:)?\s+(?P<rest>.*\biter: (?P<iter>\d+)\b.*)$")
+_BODY = re.compile(r"d2\.utils\.events\]?:?(?: INFO:)?\s+(?P<rest>.*\biter: (?P<iter>\d{1,18}(?!\d))\b.*)$")
 _PAIR = re.compile(r"(?:^|\s)(?P<key>[A-Za-z_][\w/.-]*): (?P<value>\S+)")
-_RENAME = {"time": "step_time_s", "data_time": "data_time_s", "last_time": "last_time_s",
-           "last_data_time": "last_data_time_s"}
+_RENAME = {
+    "time": "step_time_s",
+    "data_time": "data_time_s",
+    "last_time": "last_time_s",
+    "last_data_time": "last_data_time_s",
+}
 
 
 class Detectron2Parser(Parser):

@@ -25,7 +25,7 @@ from trainwatch.records import Severity
 
 # glog-style headers (torch C++ and torch._logging): `W0530 14:48:26.433000 2622492 path/file.py:1233] `,
 # `[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] `, old `[E ProcessGroupNCCL.cpp:737] `.
-_GLOG = re.compile(r"^\[?([IWEF])(?:\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: +(\d+))? +| )[^\s\]]+:\d+\] ?")
+_GLOG = re.compile(r"^\[?([IWEF])(?:\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: +(\d{1,18}(?!\d)))? +| )[^\s\]]+:\d+\] ?")
 _GLOG_SEVERITY: dict[str, Severity] = {"I": "info", "W": "warning", "E": "error", "F": "error"}
 
 _TB_START = "Traceback (most recent call last):"
@@ -45,21 +45,23 @@ _PREFILTER = re.compile(
     r"|Done waiting|after training is done|elastic_operator|will restart worker group"
 )
 _DEATH = re.compile(r"Received (\S+) death signal, shutting down workers")
-_CLOSING = re.compile(r"Sending process (\d+) closing signal (SIG[A-Z0-9]+)")
-_GOT_SIGNAL = re.compile(r"SignalException: Process (\d+) got signal: (\S+)")
+_CLOSING = re.compile(r"Sending process (\d{1,18}(?!\d)) closing signal (SIG[A-Z0-9]+)")
+_GOT_SIGNAL = re.compile(r"SignalException: Process (\d{1,18}(?!\d)) got signal: (\S+)")
 _TERMINATION = re.compile(r"Got termination signal: (\S+)")
-_FAILED_EXIT = re.compile(r"failed \(exitcode: (-\d+)\) local_rank: (\d+) \(pid: (\d+)\)")
-_SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d+))?>?")
-_SIGNAL_RECEIVED = re.compile(r"Signal (\d+) \((SIG[A-Z0-9]+)\) received by PID (\d+)")
+_FAILED_EXIT = re.compile(
+    r"failed \(exitcode: (-\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)"
+)
+_SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
+_SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
 _KEYBOARD = re.compile(r"^KeyboardInterrupt(?::.*)?$")
 
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory")
 _OOM_REQUEST = re.compile(r"Tried to allocate ([\d.]+ ?[KMGT]i?B)")
-_OOM_GPU = re.compile(r"\bGPU (\d+)")
+_OOM_GPU = re.compile(r"\bGPU (\d{1,18}(?!\d))")
 
 _WATCHDOG = re.compile(
-    r"(?:\[Rank (\d+)\] )?Watchdog caught collective operation timeout: WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)"
-    r"(?: ran for (\d+) milliseconds)?"
+    r"(?:\[Rank (\d{1,18}(?!\d))\] )?Watchdog caught collective operation timeout: WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)"
+    r"(?: ran for (\d{1,18}(?!\d)) milliseconds)?"
 )
 _WORK_FIELD = re.compile(r"(SeqNum|OpType|Timeout\(ms\))=([^,]+)")
 _NCCL_ERROR = re.compile(r"NCCL error in: (\S+?),? (.*)")
@@ -77,36 +79,40 @@ _CKPT_PATTERNS = (
     # modded-nanogpt & generic: `Saved checkpoint to experiments/.../state_step002000.pt`
     re.compile(r"^(?:.*\s)?(?:Saved|Saving) checkpoint to (\S+)"),
     # Megatron: `saving checkpoint at iteration    1000 to checkpoints/gpt2`
-    re.compile(r"^\s*saving checkpoint at iteration\s+(?P<iteration>\d+) to (\S+)"),
+    re.compile(r"^\s*saving checkpoint at iteration\s+(?P<iteration>\d{1,18}(?!\d)) to (\S+)"),
     # mmengine: `Saving checkpoint at 5 epochs` / `Saving checkpoint at 2000 iterations`
-    re.compile(r"\bSaving checkpoint at (?P<count>\d+) (?P<unit>epochs|iterations)\b"),
+    re.compile(r"\bSaving checkpoint at (?P<count>\d{1,18}(?!\d)) (?P<unit>epochs|iterations)\b"),
     # mmengine best: `The best checkpoint with 0.4590 coco/bbox_mAP at 5 epoch is saved to best_....pth.`
     re.compile(r"\bThe best checkpoint with .* is saved to (\S+)"),
     # Lightning ModelCheckpoint(verbose=True): `... saving model to '/path/epoch=0-step=100.ckpt' as top 1`
     re.compile(r"\bsaving model to '([^']+)'"),
 )
-_MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d+) to ")
+_MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d{1,18}(?!\d)) to ")
 
 _FINISHED = (
     ("hf", re.compile(r"\bTraining completed\.(?: Do not forget|\s*$)")),
-    ("lightning", re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d+)` reached\.")),
+    ("lightning", re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d{1,18}(?!\d))` reached\.")),
     ("torchrun", re.compile(r"\] worker group successfully finished\.")),
     ("torchrun", re.compile(r"Local worker group finished \(WorkerState\.SUCCEEDED\)")),
     ("torchrun", re.compile(r"\bDone waiting for other agents\. Elapsed: ")),
     ("megatron", re.compile(r"\[after training is done\]")),
 )
 _LAUNCH = re.compile(r"Starting elastic_operator with launch configs")
-_RESTART = re.compile(r"\[(\w+)\] Worker group (\w+)\. (\d+)/(\d+) attempts left; will restart worker group")
-_MEMBERSHIP = re.compile(r"\[(\w+)\] Detected (\d+) new nodes from group_rank=(\d+); will restart worker group")
+_RESTART = re.compile(
+    r"\[(\w+)\] Worker group (\w+)\. (\d{1,18}(?!\d))/(\d{1,18}(?!\d)) attempts left; will restart worker group"
+)
+_MEMBERSHIP = re.compile(
+    r"\[(\w+)\] Detected (\d{1,18}(?!\d)) new nodes from group_rank=(\d{1,18}(?!\d)); will restart worker group"
+)
 
 # --------------------------------------------------------------------------- torchrun failure summary
 _BORDER = re.compile(r"^\s*(?:={10,}|\*{10,})\s*$")
 _SECTION = re.compile(r"^\s*-{10,}\s*$")
 _FAILED_TITLE = re.compile(r"^\s*(\S.*?) FAILED\s*$")
-_ENTRY = re.compile(r"^\s*\[(\d+)\]:\s*$")
+_ENTRY = re.compile(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$")
 _FIELD = re.compile(r"^\s{1,4}(time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(.*)$")
-_RANK_FIELD = re.compile(r"^(\d+)(?: \(local_rank: (\d+)\))?")
-_EXIT_FIELD = re.compile(r"^(-?\d+)(?: \(pid: (\d+)\))?")
+_RANK_FIELD = re.compile(r"^(\d{1,18}(?!\d))(?: \(local_rank: (\d{1,18}(?!\d))\))?")
+_EXIT_FIELD = re.compile(r"^(-?\d+)(?: \(pid: (\d{1,18}(?!\d))\))?")
 
 _SIGNAL_NAMES = {
     1: "SIGHUP",

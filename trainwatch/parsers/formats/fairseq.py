@@ -22,9 +22,11 @@ from trainwatch.names import snake
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
-_INNER = re.compile(r"\bepoch (?P<epoch>\d+):\s+(?P<i>\d+) / (?P<n>\d+) (?P<rest>\w+=.*)$")
-_SUMMARY = re.compile(r"\|\s*epoch (?P<epoch>\d+) \| (?P<rest>(?!valid on)\w+ \S+ \|.*)$")
-_VALID = re.compile(r"\|\s*epoch (?P<epoch>\d+) \| valid on '(?P<subset>[^']+)' subset \| (?P<rest>.*)$")
+_INNER = re.compile(
+    r"\bepoch (?P<epoch>\d{1,18}(?!\d)):\s+(?P<i>\d{1,18}(?!\d)) / (?P<n>\d{1,18}(?!\d)) (?P<rest>\w+=.*)$"
+)
+_SUMMARY = re.compile(r"\|\s*epoch (?P<epoch>\d{1,18}(?!\d)) \| (?P<rest>(?!valid on)\w+ \S+ \|.*)$")
+_VALID = re.compile(r"\|\s*epoch (?P<epoch>\d{1,18}(?!\d)) \| valid on '(?P<subset>[^']+)' subset \| (?P<rest>.*)$")
 _RENAME = {"wps": "tokens_per_s", "gnorm": "grad_norm", "loss_scale": "loss_scale", "lr": "lr", "loss": "loss"}
 
 
@@ -66,7 +68,7 @@ class FairseqParser(Parser):
         metrics: dict[str, float] = {}
         for key, raw in pairs:
             value, pct = _value(raw)
-            if value is None:
+            if value is None or not snake(key):  # `, =53627,` names nothing
                 continue
             if key == "num_updates":
                 if value.is_integer():

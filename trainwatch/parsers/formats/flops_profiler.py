@@ -17,7 +17,7 @@ from trainwatch.numbers import parse_duration_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
 _BANNER = "DeepSpeed Flops Profiler"
-_SUMMARY = re.compile(r"Profile Summary at step (\d+):")
+_SUMMARY = re.compile(r"Profile Summary at step (\d{1,18}(?!\d)):")
 _KV = re.compile(r"^([A-Za-z][^:]*?):\s+(\S.*?)\s*$")
 _COUNT = re.compile(r"^([\d.]+)\s*([KMGTP]?)(?:MACs)?$")
 _RATE = re.compile(r"^([\d.]+)\s*([KMGTP]?)FLOPS$")
@@ -43,7 +43,7 @@ def _entry(label: str, text: str) -> tuple[str, float] | None:
         if value is None:
             return None
         if not m.group(2):
-            return (name, int(value) if m.group(1).isdigit() else value)
+            return (name, int(value) if m.group(1).isdigit() and value.is_integer() else value)
         return (name, value * _SCALE[m.group(2)])
     return None
 

@@ -15,6 +15,7 @@ a name (`train_loss` -> `loss`); durations become seconds (`_s`), memory GiB (`_
 
 from __future__ import annotations
 
+import math
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -41,10 +42,11 @@ _KEY_WORD = re.compile(r"[A-Za-z]+")
 _KEY_WINDOW = 80
 # `Step [100/1000]`, `iteration 100/1000`, `Iter 5`: a counter word then a number (no separator).
 _WORD_COUNTER = re.compile(
-    r"\b(?:global_step|step|iteration|iter|it)\s*[:=]?\s*\[?\s*(?P<n>\d+)(?:\s*/\s*(?P<m>\d+))?\b", re.I
+    r"\b(?:global_step|step|iteration|iter|it)\s*[:=]?\s*\[?\s*(?P<n>\d{1,18}(?!\d))(?:\s*/\s*(?P<m>\d{1,18}(?!\d)))?\b",
+    re.I,
 )
 # A bare `N/M` not inside a date or path and not an epoch counter.
-_BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d+)/(?P<m>\d+)(?![\w/.-])")
+_BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18}(?!\d))/(?P<m>\d{1,18}(?!\d))(?![\w/.-])")
 _EPOCH_BEFORE = re.compile(r"epoch\W*$", re.I)
 # An implied counter after these words counts evaluation batches, not training steps.
 _EVAL_WORD = re.compile(r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b", re.I)
@@ -83,7 +85,7 @@ class _Template:
 
 def _int_counter(raw: str) -> int | None:
     value = parse_number(raw)
-    if value is None or value != value or value < 0 or value != int(value):
+    if value is None or not math.isfinite(value) or value < 0 or not value.is_integer():
         return None
     return int(value)
 

@@ -82,7 +82,7 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
             continue
         if isinstance(value, bool):
             continue
-        if isinstance(value, (int, float)):
+        if isinstance(value, float) or (isinstance(value, int) and abs(value) < 2**1023):
             number: float | None = float(value)
         elif isinstance(value, str):
             number = parse_number(value)

@@ -23,10 +23,12 @@ from trainwatch.names import metric_name, snake
 from trainwatch.numbers import parse_duration_s, parse_eta_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
-_EPOCH = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
-_K2 = re.compile(r"^\s*(?P<n>\d+)/(?P<total>\d+) \[[=>.]*\](?P<rest>(?: - .*)?)$")
-_K2_V2 = re.compile(r"^\s*(?P<n>\d+)/(?P<total>\d+)(?P<rest> - \d+m?s - .*)$")
-_K3 = re.compile(r"^\s*(?P<n>\d+)/(?P<total>\d+) ━+\s+(?P<time>\S+)(?: (?P<per>\S+/step))?(?P<rest>(?: - .*)?)$")
+_EPOCH = re.compile(r"^\s*Epoch (\d{1,18}(?!\d))/(\d{1,18}(?!\d))\s*$")
+_K2 = re.compile(r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) \[[=>.]*\](?P<rest>(?: - .*)?)$")
+_K2_V2 = re.compile(r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))(?P<rest> - \d+m?s - .*)$")
+_K3 = re.compile(
+    r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) ━+\s+(?P<time>\S+)(?: (?P<per>\S+/step))?(?P<rest>(?: - .*)?)$"
+)
 _PAIR = re.compile(r"^(?P<key>[A-Za-z_][\w./-]*): (?P<value>\S+)$")
 
 
@@ -43,7 +45,11 @@ def _fields(rest: str) -> tuple[dict[str, float], float | None, float | None]:
         if pair is not None:
             key, raw = pair.group("key"), pair.group("value")
             if key == "ETA":
-                eta = parse_duration_s(raw) if raw[-1:].isalpha() else parse_eta_s(raw if raw.count(":") == 2 else f"0:{raw}")
+                eta = (
+                    parse_duration_s(raw)
+                    if raw[-1:].isalpha()
+                    else parse_eta_s(raw if raw.count(":") == 2 else f"0:{raw}")
+                )
                 continue
             value = parse_number(raw)
             if value is not None:

@@ -28,14 +28,14 @@ from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 
-_EPOCH_DESC = re.compile(r"^Epoch (\d+)$")
+_EPOCH_DESC = re.compile(r"^Epoch (\d{1,18}(?!\d))$")
 _OTHER_DESC = ("Validation", "Validating", "Sanity Checking", "Testing", "Predicting", "Training")
 _CHECKPOINT = re.compile(
-    r"^Epoch (?P<epoch>\d+), global step (?P<step>\d+): '?(?P<monitor>[^']+?)'? reached (?P<value>\S+) "
-    r"\(best (?P<best>\S+)\), saving model to '?(?P<path>[^']+?)'? as top (?P<k>\d+)"
+    r"^Epoch (?P<epoch>\d{1,18}(?!\d)), global step (?P<step>\d{1,18}(?!\d)): '?(?P<monitor>[^']+?)'? reached (?P<value>\S+) "
+    r"\(best (?P<best>\S+)\), saving model to '?(?P<path>[^']+?)'? as top (?P<k>\d{1,18}(?!\d))"
 )
 _OLD_CHECKPOINT = re.compile(
-    r"^Epoch (?P<epoch>\d+): (?P<monitor>\S+) reached (?P<value>\S+) \(best \S+\), saving model to (?P<path>\S+) as top \d+"
+    r"^Epoch (?P<epoch>\d{1,18}(?!\d)): (?P<monitor>\S+) reached (?P<value>\S+) \(best \S+\), saving model to (?P<path>\S+) as top \d+"
 )
 _SKIP = {"v_num"}
 

@@ -21,7 +21,9 @@ _TITLE = re.compile(r"^\s*((?:[A-Z]+ )?Profiler Report)\s*$")
 _RULE = re.compile(r"^\s*-{20,}\s*$")
 _STATS_FOR = re.compile(r"^\s*Profile stats for: (.+?)\s*$")
 _CPROFILE_HEADER = re.compile(r"^\s*ncalls\s+tottime\s+percall\s+cumtime\s+percall\s+filename:lineno\(function\)")
-_CPROFILE_ROW = re.compile(r"^\s*(\d+)(?:/(\d+))?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S.*?)\s*$")
+_CPROFILE_ROW = re.compile(
+    r"^\s*(\d{1,18}(?!\d))(?:/(\d{1,18}(?!\d)))?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S.*?)\s*$"
+)
 _CPROFILE_PREAMBLE = re.compile(r"function calls|^\s*Ordered by:|^\s*List reduced from|^\s*Random listing order")
 
 
@@ -44,7 +46,7 @@ def _value(text: str) -> float | int | None:
     if value is None:
         return None
     t = text.strip()
-    if t.isdigit():
+    if t.isdigit() and len(t) <= 18:
         return int(t)
     return value
 
@@ -139,17 +141,13 @@ class LightningProfilerParser(Parser):
 
     def _cprofile_row(self, text: str, line: Line, out: Emitter) -> bool:
         m = _CPROFILE_ROW.match(text)
-        if m:
-            ncalls, primitive, tottime, tot_per, cumtime, cum_per, function = m.groups()
+        times = [parse_number(t) for t in m.groups()[2:6]] if m else []
+        if m and None not in times:  # `1.2.3` in a time column: not a cProfile row
+            ncalls, primitive, _tottime, _tot_per, _cumtime, _cum_per, function = m.groups()
             row: dict[str, Any] = {"name": function, "ncalls": int(ncalls)}
             if primitive is not None:
                 row["primitive_calls"] = int(primitive)
-            row.update(
-                tottime_s=float(tottime),
-                tottime_percall_s=float(tot_per),
-                cumtime_s=float(cumtime),
-                cumtime_percall_s=float(cum_per),
-            )
+            row.update(zip(("tottime_s", "tottime_percall_s", "cumtime_s", "cumtime_percall_s"), times, strict=True))
             self._rows.append(row)
             return True
         if not self._rows and (not text.strip() or _CPROFILE_PREAMBLE.search(text) or _CPROFILE_HEADER.match(text)):

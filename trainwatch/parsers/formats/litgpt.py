@@ -20,7 +20,7 @@ from trainwatch.parsers.timestamps import line_time
 
 _NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 _LINE = re.compile(
-    rf"^Epoch (?P<epoch>\d+) \| iter (?P<iter>\d+) step (?P<step>\d+) \| loss train: (?P<loss>{_NUM}), "
+    rf"^Epoch (?P<epoch>\d{{1,18}}(?!\d)) \| iter (?P<iter>\d{{1,18}}(?!\d)) step (?P<step>\d{{1,18}}(?!\d)) \| loss train: (?P<loss>{_NUM}), "
     rf"val: (?P<val>{_NUM}|n/a) \| iter time: (?P<ms>{_NUM}) ms(?P<marker> \(step\))?"
     rf"(?: remaining time: (?P<eta>[\d:]+(?:\.\d+)?))?\s*$"
 )

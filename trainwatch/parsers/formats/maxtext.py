@@ -16,7 +16,7 @@ from trainwatch.names import snake
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
-_LINE = re.compile(r"\bcompleted step: (?P<step>\d+), (?P<rest>.*)$")
+_LINE = re.compile(r"\bcompleted step: (?P<step>\d{1,18}(?!\d)), (?P<rest>.*)$")
 
 _NAMES = {
     "seconds": "step_time_s",

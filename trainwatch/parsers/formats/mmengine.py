@@ -27,7 +27,7 @@ from trainwatch.parsers.base import Emitter, Parser
 
 _HEAD = re.compile(
     r"(?P<mode>Epoch|Iter)(?:\((?P<phase>train|val|test)\))?\s*"
-    r"(?:\[\s*(?P<epoch>\d+)\]\[\s*(?P<i>\d+)(?:/\s*(?P<n>\d+))?\]|\[\s*(?P<it>\d+)(?:/\s*(?P<total>\d+))?\])"
+    r"(?:\[\s*(?P<epoch>\d{1,18}(?!\d))\]\[\s*(?P<i>\d{1,18}(?!\d))(?:/\s*(?P<n>\d{1,18}(?!\d)))?\]|\[\s*(?P<it>\d{1,18}(?!\d))(?:/\s*(?P<total>\d{1,18}(?!\d)))?\])"
     r"(?P<rest>.*)$"
 )
 _ETA = re.compile(r"\beta: ((?:\d+ days?, )?\d+:\d{2}:\d{2})")

@@ -32,9 +32,11 @@ def _mfu(raw: str) -> float | None:
 
 # --------------------------------------------------------------------------- nanoGPT
 _NANOGPT_ITER = re.compile(
-    rf"\biter (?P<step>\d+): loss (?P<loss>{_NUM}), time (?P<time>{_NUM})ms(?:, mfu (?P<mfu>{_NUM})%)?\s*$"
+    rf"\biter (?P<step>\d{{1,18}}(?!\d)): loss (?P<loss>{_NUM}), time (?P<time>{_NUM})ms(?:, mfu (?P<mfu>{_NUM})%)?\s*$"
 )
-_NANOGPT_EVAL = re.compile(rf"\bstep (?P<step>\d+): train loss (?P<train>{_NUM}), val loss (?P<val>{_NUM})\s*$")
+_NANOGPT_EVAL = re.compile(
+    rf"\bstep (?P<step>\d{{1,18}}(?!\d)): train loss (?P<train>{_NUM}), val loss (?P<val>{_NUM})\s*$"
+)
 
 
 class NanoGPTParser(Parser):
@@ -72,8 +74,12 @@ class NanoGPTParser(Parser):
 
 
 # -------------------------------------------------------------------------- nanochat
-_NANOCHAT = re.compile(r"^step (?P<step>\d+)/(?P<total>\d+) \((?P<pct>[0-9.]+)%\) \| (?P<rest>.*)$")
-_NANOCHAT_EVAL = re.compile(rf"^Step (?P<step>\d+) \| (?P<label>[A-Za-z][A-Za-z ]*): (?P<value>{_NUM})\s*$")
+_NANOCHAT = re.compile(
+    r"^step (?P<step>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) \((?P<pct>[0-9.]+)%\) \| (?P<rest>.*)$"
+)
+_NANOCHAT_EVAL = re.compile(
+    rf"^Step (?P<step>\d{{1,18}}(?!\d)) \| (?P<label>[A-Za-z][A-Za-z ]*): (?P<value>{_NUM})\s*$"
+)
 _NANOCHAT_NAMES = {
     "loss": "loss",
     "grad norm": "grad_norm",
@@ -111,8 +117,9 @@ class NanochatParser(Parser):
                         metrics["total_time_s"] = value
                 else:
                     value = parse_number(raw)
-                    if value is not None:
-                        metrics[_NANOCHAT_NAMES.get(label, snake(label))] = value
+                    name = _NANOCHAT_NAMES.get(label, snake(label))
+                    if value is not None and name:  # `| : 529,882` names nothing
+                        metrics[name] = value
             if len(metrics) == 1:
                 return False
             out.step(int(m.group("step")), metrics)
@@ -128,7 +135,7 @@ class NanochatParser(Parser):
 
 
 # -------------------------------------------------------------------- modded-nanogpt
-_MODDED = re.compile(r"^step:(?P<step>\d+)/(?P<total>\d+) (?P<rest>\S+:\S+(?: \S+:\S+)*)\s*$")
+_MODDED = re.compile(r"^step:(?P<step>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) (?P<rest>\S+:\S+(?: \S+:\S+)*)\s*$")
 
 
 class ModdedNanoGPTParser(Parser):
@@ -179,9 +186,9 @@ class ModdedNanoGPTParser(Parser):
 
 
 # ---------------------------------------------------------------------------- llm.c
-_LLMC = re.compile(r"^step\s+(?P<step>\d+)/(?P<total>\d+) \| (?P<rest>.*)$")
+_LLMC = re.compile(r"^step\s+(?P<step>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) \| (?P<rest>.*)$")
 _LLMC_PAREN = re.compile(r"\(\+nanz\)|[()]")
-_LLMC_OLD = re.compile(rf"^step (?P<step>\d+): train loss (?P<loss>{_NUM}) \(took (?P<ms>{_NUM}) ms\)\s*$")
+_LLMC_OLD = re.compile(rf"^step (?P<step>\d{{1,18}}(?!\d)): train loss (?P<loss>{_NUM}) \(took (?P<ms>{_NUM}) ms\)\s*$")
 _LLMC_VAL = re.compile(rf"^val loss (?P<val>{_NUM})\s*$")
 
 

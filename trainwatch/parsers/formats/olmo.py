@@ -20,7 +20,9 @@ from trainwatch.numbers import parse_mem_gib, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.timestamps import line_time
 
-_HEADER = re.compile(r"\[step=(?P<step>\d+)/(?P<total>\d+)(?:,epoch=(?P<epoch>\d+))?\]\s*$")
+_HEADER = re.compile(
+    r"\[step=(?P<step>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))(?:,epoch=(?P<epoch>\d{1,18}(?!\d)))?\]\s*$"
+)
 _METRIC = re.compile(r"^\s+(?P<name>[A-Za-z][^=]*?)=(?P<value>\S+)\s*$")
 _MAX_METRICS = 500  # a block never has this many lines: stop holding
 

@@ -25,8 +25,8 @@ from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
 _HEADER = re.compile(
-    r"(?:\bGlobal Steps: (?P<step>\d+) )?\bTrain Epoch: (?P<epoch>\d+) "
-    r"\[\s*(?P<done>\d+)/(?P<total>\d+) \(\d+%\)\]"
+    r"(?:\bGlobal Steps: (?P<step>\d{1,18}(?!\d)) )?\bTrain Epoch: (?P<epoch>\d{1,18}(?!\d)) "
+    r"\[\s*(?P<done>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) \(\d+%\)\]"
 )
 _PAIR = re.compile(
     r"(?<!\S)(?P<label>[A-Za-z]\w*(?: [A-Za-z]\w*)*(?:\s?\([A-Za-z]+\))?):\s+(?P<value>[^\s,]+)"
@@ -36,7 +36,7 @@ _PAIR = re.compile(
 )
 _RATE = re.compile(r",\s*(?P<value>[^\s,]+)/s(?P<gpu>/gpu)?")
 _PAREN = re.compile(r"\s?\((\w+)\)")
-_TOTAL_STEPS = re.compile(r"^\d{4}-\d{2}-\d{2},\d{2}:\d{2}:\d{2} \| INFO \| total_steps: (?P<n>\d+)\s*$")
+_TOTAL_STEPS = re.compile(r"^\d{4}-\d{2}-\d{2},\d{2}:\d{2}:\d{2} \| INFO \| total_steps: (?P<n>\d{1,18}(?!\d))\s*$")
 
 
 def _label_name(label: str) -> str:

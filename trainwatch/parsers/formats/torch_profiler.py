@@ -51,13 +51,14 @@ def _cell_value(key: str, cell: str) -> tuple[str, Any] | None:
         return None if value is None else (key, value)
     number = parse_number(cell)
     if number is not None:
-        return (key, int(cell) if cell.lstrip("-").isdigit() else number)
+        return (key, int(cell) if cell.lstrip("-").isdigit() and len(cell) <= 18 else number)
     seconds = parse_duration_s(cell)
     if seconds is not None:
         return (f"{key}_s", round(seconds, 12))
     m = _MEM.match(cell)
-    if m:
-        return (f"{key}_gib", float(m.group(1)) * _MEM_GIB[m.group(2)])
+    amount = parse_number(m.group(1)) if m else None
+    if m and amount is not None:
+        return (f"{key}_gib", amount * _MEM_GIB[m.group(2)])
     return (key, cell) if cell else None
 
 

@@ -15,7 +15,7 @@ from trainwatch.numbers import parse_mem_gib, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.timestamps import line_time
 
-_LINE = re.compile(r"^\[titan\]\s+(?P<time>\S+ \S+)?.*?\s-\sstep:\s*(?P<step>\d+)\s+(?P<rest>.*)$")
+_LINE = re.compile(r"^\[titan\]\s+(?P<time>\S+ \S+)?.*?\s-\sstep:\s*(?P<step>\d{1,18}(?!\d))\s+(?P<rest>.*)$")
 _PAIR = re.compile(r"([A-Za-z_]+):\s*(\S+)")
 _MEM_PCT = re.compile(r"\(([0-9.]+)%\)")
 

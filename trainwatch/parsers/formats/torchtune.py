@@ -15,7 +15,7 @@ from trainwatch.names import metric_name
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
 
-_LINE = re.compile(r"^Step (?P<step>\d+) \| (?P<rest>[A-Za-z_]\w*:\S+(?: [A-Za-z_]\w*:\S+)*)\s*$")
+_LINE = re.compile(r"^Step (?P<step>\d{1,18}(?!\d)) \| (?P<rest>[A-Za-z_]\w*:\S+(?: [A-Za-z_]\w*:\S+)*)\s*$")
 
 _NAMES = {
     "tokens_per_second_per_gpu": "tokens_per_s_per_gpu",

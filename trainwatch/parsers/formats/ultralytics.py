@@ -26,7 +26,7 @@ from trainwatch.parsers.formats._tqdm import find_bar
 
 _HEADER = re.compile(r"^\s*Epoch\s+GPU_mem\s+(?P<cols>[A-Za-z_ ]+?)\s*$")
 _VAL_HEADER = re.compile(r"^\s*Class\s+Images\s+Instances\s+(?P<cols>.*?):")
-_EPOCH = re.compile(r"^(\d+)/(\d+)$")
+_EPOCH = re.compile(r"^(\d{1,18}(?!\d))/(\d{1,18}(?!\d))$")
 _ALL = re.compile(r"^\s*all\s+(?P<values>[\d.\s]+?)\s*$")
 _VAL_NAMES = {"P": "precision", "R": "recall", "mAP50": "map50", "mAP50-95": "map50_95"}
 

@@ -13,6 +13,7 @@ raises: with a bad or missing file it has no patterns (`config_error()` says why
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -156,7 +157,7 @@ class UserPatternParser(Parser):
                     continue
                 if group in ("step", "rank"):
                     value = parse_number(raw)
-                    if value is None or value != int(value):
+                    if value is None or not math.isfinite(value) or not value.is_integer():
                         continue
                     if group == "step":
                         step = int(value)
