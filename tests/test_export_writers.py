@@ -19,7 +19,16 @@ def test_jsonl_records_match_the_contract() -> None:
             Step("logs/out.log", 0, 100, "2020-12-12T00:01:20.672", 1234, {"loss": 9.598498, "grad_norm": math.nan}),
             Phases("logs/out.log", 0, 100, None, 1235, {"forward": 0.31849}),
             Event("logs/out.log", 0, 523, None, 5678, "overflow", "warning", "OVERFLOW!", {"new_scale": 32768}),
-            Profile("logs/out.log", None, None, None, 1, "FIT Profiler Report", "lightning_simple", ({"name": "x", "num_calls": 5},)),
+            Profile(
+                "logs/out.log",
+                None,
+                None,
+                None,
+                1,
+                "FIT Profiler Report",
+                "lightning_simple",
+                ({"name": "x", "num_calls": 5},),
+            ),
         ]
     )
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
@@ -33,7 +42,9 @@ def test_jsonl_records_match_the_contract() -> None:
         "metrics": {"loss": 9.598498, "grad_norm": "nan"},
     }
     assert rows[1]["phases_s"] == {"forward": 0.31849}
-    assert rows[2]["kind"] == "overflow" and rows[2]["severity"] == "warning" and rows[2]["data"] == {"new_scale": 32768}
+    assert (
+        rows[2]["kind"] == "overflow" and rows[2]["severity"] == "warning" and rows[2]["data"] == {"new_scale": 32768}
+    )
     assert rows[3]["rows"] == [{"name": "x", "num_calls": 5}] and rows[3]["title"] == "FIT Profiler Report"
 
 

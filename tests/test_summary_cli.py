@@ -95,10 +95,12 @@ def test_print_summary_never_renders_log_text_as_markup() -> None:
 
     store = Store()
     message = "RuntimeError: expected [/] got [bold]x[/bold] [@click=app.quit]"  # any text a log may hold
-    store.add_many([
-        Step("train.log", None, 7, "2024-02-20T10:00:00", 1, {"loss": 2.5}),
-        Event("train.log", None, 7, "2024-02-20T10:00:01", 2, "traceback", "error", message, {}),
-    ])
+    store.add_many(
+        [
+            Step("train.log", None, 7, "2024-02-20T10:00:00", 1, {"loss": 2.5}),
+            Event("train.log", None, 7, "2024-02-20T10:00:01", 2, "traceback", "error", message, {}),
+        ]
+    )
     console = Console(record=True, width=200, color_system=None)
     print_summary(store, console=console, now=1_760_000_000.0)
     out = console.export_text()

@@ -109,7 +109,9 @@ def main(ctx: click.Context, debug: bool) -> None:
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
-@click.option("--poll-interval", type=float, default=None, help="Seconds between polls (default 0.25 on network filesystems).")
+@click.option(
+    "--poll-interval", type=float, default=None, help="Seconds between polls (default 0.25 on network filesystems)."
+)
 @click.pass_context
 def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
     """Open the live dashboard on PATHS (files, directories, globs, or - for stdin)."""
@@ -143,7 +145,12 @@ def summary(paths: tuple[str, ...], as_json: bool) -> None:
 @main.command()
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--stall-after", type=float, default=None, help="Seconds without a step that count as stalled (default: from the log's own cadence).")
+@click.option(
+    "--stall-after",
+    type=float,
+    default=None,
+    help="Seconds without a step that count as stalled (default: from the log's own cadence).",
+)
 def check(paths: tuple[str, ...], stall_after: float | None) -> None:
     """Exit 0 if the run is running or finished, 1 if stalled, crashed or NaN; one line says why."""
     from trainwatch.diagnosis.check import check_line
@@ -243,5 +250,7 @@ def run() -> None:
     except Exception as exc:
         if debug:
             raise
-        click.echo(f"trainwatch: internal error: {exc.__class__.__name__}: {exc} (run with --debug for details)", err=True)
+        click.echo(
+            f"trainwatch: internal error: {exc.__class__.__name__}: {exc} (run with --debug for details)", err=True
+        )
         sys.exit(EXIT_USAGE)

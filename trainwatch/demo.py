@@ -32,7 +32,7 @@ PREAMBLE_GAP = 0.05
 
 
 def bundled_log() -> bytes:
-    return resources.files("trainwatch").joinpath("demo_logs", DEMO_LOG).read_bytes()
+    return resources.files("trainwatch").joinpath("demo_logs").joinpath(DEMO_LOG).read_bytes()
 
 
 def bursts(text: str) -> Iterator[tuple[float, str]]:

@@ -44,7 +44,17 @@ _BYTES_GIB = {
 }
 _MEM = re.compile(r"^([0-9.,eE+-]+)\s*([KMGT]?i?B|[KMGT])?(?:\(.*\))?$", re.I)
 
-_DURATION_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+_DURATION_S = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "h": 3600.0,
+}
 _DURATION = re.compile(r"^([0-9.,eE+-]+)\s*(ns|us|µs|ms|sec|s|min|m|h)$")
 _ETA = re.compile(r"^(?:(\d{1,18}) days?, )?(\d{1,18}):(\d{2}):(\d{2})(?:\.\d+)?$")
 

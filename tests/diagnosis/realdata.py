@@ -77,18 +77,41 @@ def seed002_records(with_tail: bool = True) -> list[Record]:
         while overflows and overflows[0][0] < line:
             o_line, o_time, o_step, a, b = overflows.pop(0)
             out.append(
-                Event(SEED002, 0, o_step, o_time, o_line, "overflow", "warning",
-                      f"OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}",
-                      {"attempted_scale": a, "new_scale": b})
+                Event(
+                    SEED002,
+                    0,
+                    o_step,
+                    o_time,
+                    o_line,
+                    "overflow",
+                    "warning",
+                    f"OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}",
+                    {"attempted_scale": a, "new_scale": b},
+                )
             )
-        metrics = {"loss": loss, "grad_norm": gn, "loss_scale": scale, "lr": lr, "data_time_s": data,
-                   "step_time_s": batch, "samples_per_s": sps}
+        metrics = {
+            "loss": loss,
+            "grad_norm": gn,
+            "loss_scale": scale,
+            "lr": lr,
+            "data_time_s": data,
+            "step_time_s": batch,
+            "samples_per_s": sps,
+        }
         if step == 1:
             metrics["total_steps"] = 1191600.0  # `total_steps: 1191600` (line 2020)
         out.append(Step(SEED002, 0, step, t, line, metrics))
     for i, (f, b, ar, st) in enumerate(SEED002_PHASES_MS):
-        out.append(Phases(SEED002, 0, 1601, None, 7000 + i, {"forward": f / 1000, "backward": b / 1000,
-                                                             "backward_allreduce": ar / 1000, "step": st / 1000}))
+        out.append(
+            Phases(
+                SEED002,
+                0,
+                1601,
+                None,
+                7000 + i,
+                {"forward": f / 1000, "backward": b / 1000, "backward_allreduce": ar / 1000, "step": st / 1000},
+            )
+        )
     if with_tail:
         for line, kind, sev, msg, data in SEED002_TAIL:
             out.append(Event(SEED002, None, 1601, None, line, kind, sev, msg, data))  # type: ignore[arg-type]
@@ -108,47 +131,170 @@ _ITER = re.compile(
 )
 # seed 004 lines 32803-33087: every iteration line from 22800 to 23000, verbatim, as (line number, text)
 SEED004_ITERATIONS = [
-    (32803, ' iteration    22800/ 1000000 | elapsed time per iteration (ms): 904.2 | learning rate 1.499E-04 | lm loss 2.190858E+00 | loss scale 4096.0 |'),
-    (32810, ' iteration    22805/ 1000000 | elapsed time per iteration (ms): 920.3 | learning rate 1.499E-04 | lm loss 2.122734E+00 | loss scale 4096.0 |'),
-    (32817, ' iteration    22810/ 1000000 | elapsed time per iteration (ms): 900.9 | learning rate 1.499E-04 | lm loss 2.195639E+00 | loss scale 4096.0 |'),
-    (32824, ' iteration    22815/ 1000000 | elapsed time per iteration (ms): 901.0 | learning rate 1.499E-04 | lm loss 2.133983E+00 | loss scale 4096.0 |'),
-    (32831, ' iteration    22820/ 1000000 | elapsed time per iteration (ms): 901.1 | learning rate 1.499E-04 | lm loss 2.148095E+00 | loss scale 4096.0 |'),
-    (32838, ' iteration    22825/ 1000000 | elapsed time per iteration (ms): 911.1 | learning rate 1.499E-04 | lm loss 2.103675E+00 | loss scale 4096.0 |'),
-    (32845, ' iteration    22830/ 1000000 | elapsed time per iteration (ms): 898.3 | learning rate 1.499E-04 | lm loss 2.165011E+00 | loss scale 4096.0 |'),
-    (32852, ' iteration    22835/ 1000000 | elapsed time per iteration (ms): 904.4 | learning rate 1.499E-04 | lm loss 2.153223E+00 | loss scale 4096.0 |'),
-    (32859, ' iteration    22840/ 1000000 | elapsed time per iteration (ms): 912.9 | learning rate 1.499E-04 | lm loss 2.183348E+00 | loss scale 4096.0 |'),
-    (32866, ' iteration    22845/ 1000000 | elapsed time per iteration (ms): 907.0 | learning rate 1.499E-04 | lm loss 2.095435E+00 | loss scale 4096.0 |'),
-    (32873, ' iteration    22850/ 1000000 | elapsed time per iteration (ms): 905.6 | learning rate 1.499E-04 | lm loss 2.149998E+00 | loss scale 4096.0 |'),
-    (32880, ' iteration    22855/ 1000000 | elapsed time per iteration (ms): 907.3 | learning rate 1.499E-04 | lm loss 2.173990E+00 | loss scale 4096.0 |'),
-    (32887, ' iteration    22860/ 1000000 | elapsed time per iteration (ms): 909.3 | learning rate 1.499E-04 | lm loss 2.207277E+00 | loss scale 4096.0 |'),
-    (32894, ' iteration    22865/ 1000000 | elapsed time per iteration (ms): 905.1 | learning rate 1.499E-04 | lm loss 2.157955E+00 | loss scale 4096.0 |'),
-    (32901, ' iteration    22870/ 1000000 | elapsed time per iteration (ms): 907.8 | learning rate 1.499E-04 | lm loss 2.075252E+00 | loss scale 4096.0 |'),
-    (32908, ' iteration    22875/ 1000000 | elapsed time per iteration (ms): 905.5 | learning rate 1.499E-04 | lm loss 2.177911E+00 | loss scale 4096.0 |'),
-    (32915, ' iteration    22880/ 1000000 | elapsed time per iteration (ms): 905.3 | learning rate 1.499E-04 | lm loss 2.186544E+00 | loss scale 4096.0 |'),
-    (32922, ' iteration    22885/ 1000000 | elapsed time per iteration (ms): 906.5 | learning rate 1.499E-04 | lm loss 2.185715E+00 | loss scale 4096.0 |'),
-    (32929, ' iteration    22890/ 1000000 | elapsed time per iteration (ms): 900.2 | learning rate 1.499E-04 | lm loss 2.190137E+00 | loss scale 4096.0 |'),
-    (32936, ' iteration    22895/ 1000000 | elapsed time per iteration (ms): 903.5 | learning rate 1.499E-04 | lm loss 2.256623E+00 | loss scale 4096.0 |'),
-    (32945, ' iteration    22900/ 1000000 | elapsed time per iteration (ms): 900.5 | learning rate 1.499E-04 | lm loss 2.207223E+00 | loss scale 4096.0 |'),
-    (32952, ' iteration    22905/ 1000000 | elapsed time per iteration (ms): 905.2 | learning rate 1.499E-04 | lm loss 2.191513E+00 | loss scale 4096.0 |'),
-    (32959, ' iteration    22910/ 1000000 | elapsed time per iteration (ms): 904.8 | learning rate 1.499E-04 | lm loss 2.196494E+00 | loss scale 4096.0 |'),
-    (32966, ' iteration    22915/ 1000000 | elapsed time per iteration (ms): 896.9 | learning rate 1.499E-04 | lm loss 2.135450E+00 | loss scale 4096.0 |'),
-    (32973, ' iteration    22920/ 1000000 | elapsed time per iteration (ms): 897.4 | learning rate 1.499E-04 | lm loss 2.210922E+00 | loss scale 4096.0 |'),
-    (32980, ' iteration    22925/ 1000000 | elapsed time per iteration (ms): 907.0 | learning rate 1.499E-04 | lm loss 2.179235E+00 | loss scale 4096.0 |'),
-    (32987, ' iteration    22930/ 1000000 | elapsed time per iteration (ms): 898.7 | learning rate 1.499E-04 | lm loss 2.232044E+00 | loss scale 4096.0 |'),
-    (32994, ' iteration    22935/ 1000000 | elapsed time per iteration (ms): 901.3 | learning rate 1.499E-04 | lm loss 2.136318E+00 | loss scale 4096.0 |'),
-    (33001, ' iteration    22940/ 1000000 | elapsed time per iteration (ms): 908.6 | learning rate 1.499E-04 | lm loss 2.191026E+00 | loss scale 4096.0 |'),
-    (33008, ' iteration    22945/ 1000000 | elapsed time per iteration (ms): 900.3 | learning rate 1.499E-04 | lm loss 2.217595E+00 | loss scale 4096.0 |'),
-    (33015, ' iteration    22950/ 1000000 | elapsed time per iteration (ms): 908.8 | learning rate 1.499E-04 | lm loss 2.160289E+00 | loss scale 4096.0 |'),
-    (33022, ' iteration    22955/ 1000000 | elapsed time per iteration (ms): 906.3 | learning rate 1.499E-04 | lm loss 2.216081E+00 | loss scale 4096.0 |'),
-    (33029, ' iteration    22960/ 1000000 | elapsed time per iteration (ms): 908.6 | learning rate 1.499E-04 | lm loss 2.198861E+00 | loss scale 4096.0 |'),
-    (33036, ' iteration    22965/ 1000000 | elapsed time per iteration (ms): 901.7 | learning rate 1.499E-04 | lm loss 2.149551E+00 | loss scale 4096.0 |'),
-    (33043, ' iteration    22970/ 1000000 | elapsed time per iteration (ms): 904.8 | learning rate 1.499E-04 | lm loss 2.159220E+00 | loss scale 4096.0 |'),
-    (33050, ' iteration    22975/ 1000000 | elapsed time per iteration (ms): 907.1 | learning rate 1.499E-04 | lm loss 2.149531E+00 | loss scale 4096.0 |'),
-    (33057, ' iteration    22980/ 1000000 | elapsed time per iteration (ms): 900.6 | learning rate 1.499E-04 | lm loss 2.166841E+00 | loss scale 4096.0 |'),
-    (33064, ' iteration    22985/ 1000000 | elapsed time per iteration (ms): 904.9 | learning rate 1.499E-04 | lm loss 2.149121E+00 | loss scale 4096.0 |'),
-    (33071, ' iteration    22990/ 1000000 | elapsed time per iteration (ms): 903.7 | learning rate 1.499E-04 | lm loss 2.167126E+00 | loss scale 4096.0 |'),
-    (33078, ' iteration    22995/ 1000000 | elapsed time per iteration (ms): 905.0 | learning rate 1.499E-04 | lm loss 2.178469E+00 | loss scale 4096.0 |'),
-    (33087, ' iteration    23000/ 1000000 | elapsed time per iteration (ms): 913.0 | learning rate 1.499E-04 | lm loss 2.133970E+00 | loss scale 4096.0 |'),
+    (
+        32803,
+        " iteration    22800/ 1000000 | elapsed time per iteration (ms): 904.2 | learning rate 1.499E-04 | lm loss 2.190858E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32810,
+        " iteration    22805/ 1000000 | elapsed time per iteration (ms): 920.3 | learning rate 1.499E-04 | lm loss 2.122734E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32817,
+        " iteration    22810/ 1000000 | elapsed time per iteration (ms): 900.9 | learning rate 1.499E-04 | lm loss 2.195639E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32824,
+        " iteration    22815/ 1000000 | elapsed time per iteration (ms): 901.0 | learning rate 1.499E-04 | lm loss 2.133983E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32831,
+        " iteration    22820/ 1000000 | elapsed time per iteration (ms): 901.1 | learning rate 1.499E-04 | lm loss 2.148095E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32838,
+        " iteration    22825/ 1000000 | elapsed time per iteration (ms): 911.1 | learning rate 1.499E-04 | lm loss 2.103675E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32845,
+        " iteration    22830/ 1000000 | elapsed time per iteration (ms): 898.3 | learning rate 1.499E-04 | lm loss 2.165011E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32852,
+        " iteration    22835/ 1000000 | elapsed time per iteration (ms): 904.4 | learning rate 1.499E-04 | lm loss 2.153223E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32859,
+        " iteration    22840/ 1000000 | elapsed time per iteration (ms): 912.9 | learning rate 1.499E-04 | lm loss 2.183348E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32866,
+        " iteration    22845/ 1000000 | elapsed time per iteration (ms): 907.0 | learning rate 1.499E-04 | lm loss 2.095435E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32873,
+        " iteration    22850/ 1000000 | elapsed time per iteration (ms): 905.6 | learning rate 1.499E-04 | lm loss 2.149998E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32880,
+        " iteration    22855/ 1000000 | elapsed time per iteration (ms): 907.3 | learning rate 1.499E-04 | lm loss 2.173990E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32887,
+        " iteration    22860/ 1000000 | elapsed time per iteration (ms): 909.3 | learning rate 1.499E-04 | lm loss 2.207277E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32894,
+        " iteration    22865/ 1000000 | elapsed time per iteration (ms): 905.1 | learning rate 1.499E-04 | lm loss 2.157955E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32901,
+        " iteration    22870/ 1000000 | elapsed time per iteration (ms): 907.8 | learning rate 1.499E-04 | lm loss 2.075252E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32908,
+        " iteration    22875/ 1000000 | elapsed time per iteration (ms): 905.5 | learning rate 1.499E-04 | lm loss 2.177911E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32915,
+        " iteration    22880/ 1000000 | elapsed time per iteration (ms): 905.3 | learning rate 1.499E-04 | lm loss 2.186544E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32922,
+        " iteration    22885/ 1000000 | elapsed time per iteration (ms): 906.5 | learning rate 1.499E-04 | lm loss 2.185715E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32929,
+        " iteration    22890/ 1000000 | elapsed time per iteration (ms): 900.2 | learning rate 1.499E-04 | lm loss 2.190137E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32936,
+        " iteration    22895/ 1000000 | elapsed time per iteration (ms): 903.5 | learning rate 1.499E-04 | lm loss 2.256623E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32945,
+        " iteration    22900/ 1000000 | elapsed time per iteration (ms): 900.5 | learning rate 1.499E-04 | lm loss 2.207223E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32952,
+        " iteration    22905/ 1000000 | elapsed time per iteration (ms): 905.2 | learning rate 1.499E-04 | lm loss 2.191513E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32959,
+        " iteration    22910/ 1000000 | elapsed time per iteration (ms): 904.8 | learning rate 1.499E-04 | lm loss 2.196494E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32966,
+        " iteration    22915/ 1000000 | elapsed time per iteration (ms): 896.9 | learning rate 1.499E-04 | lm loss 2.135450E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32973,
+        " iteration    22920/ 1000000 | elapsed time per iteration (ms): 897.4 | learning rate 1.499E-04 | lm loss 2.210922E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32980,
+        " iteration    22925/ 1000000 | elapsed time per iteration (ms): 907.0 | learning rate 1.499E-04 | lm loss 2.179235E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32987,
+        " iteration    22930/ 1000000 | elapsed time per iteration (ms): 898.7 | learning rate 1.499E-04 | lm loss 2.232044E+00 | loss scale 4096.0 |",
+    ),
+    (
+        32994,
+        " iteration    22935/ 1000000 | elapsed time per iteration (ms): 901.3 | learning rate 1.499E-04 | lm loss 2.136318E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33001,
+        " iteration    22940/ 1000000 | elapsed time per iteration (ms): 908.6 | learning rate 1.499E-04 | lm loss 2.191026E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33008,
+        " iteration    22945/ 1000000 | elapsed time per iteration (ms): 900.3 | learning rate 1.499E-04 | lm loss 2.217595E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33015,
+        " iteration    22950/ 1000000 | elapsed time per iteration (ms): 908.8 | learning rate 1.499E-04 | lm loss 2.160289E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33022,
+        " iteration    22955/ 1000000 | elapsed time per iteration (ms): 906.3 | learning rate 1.499E-04 | lm loss 2.216081E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33029,
+        " iteration    22960/ 1000000 | elapsed time per iteration (ms): 908.6 | learning rate 1.499E-04 | lm loss 2.198861E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33036,
+        " iteration    22965/ 1000000 | elapsed time per iteration (ms): 901.7 | learning rate 1.499E-04 | lm loss 2.149551E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33043,
+        " iteration    22970/ 1000000 | elapsed time per iteration (ms): 904.8 | learning rate 1.499E-04 | lm loss 2.159220E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33050,
+        " iteration    22975/ 1000000 | elapsed time per iteration (ms): 907.1 | learning rate 1.499E-04 | lm loss 2.149531E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33057,
+        " iteration    22980/ 1000000 | elapsed time per iteration (ms): 900.6 | learning rate 1.499E-04 | lm loss 2.166841E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33064,
+        " iteration    22985/ 1000000 | elapsed time per iteration (ms): 904.9 | learning rate 1.499E-04 | lm loss 2.149121E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33071,
+        " iteration    22990/ 1000000 | elapsed time per iteration (ms): 903.7 | learning rate 1.499E-04 | lm loss 2.167126E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33078,
+        " iteration    22995/ 1000000 | elapsed time per iteration (ms): 905.0 | learning rate 1.499E-04 | lm loss 2.178469E+00 | loss scale 4096.0 |",
+    ),
+    (
+        33087,
+        " iteration    23000/ 1000000 | elapsed time per iteration (ms): 913.0 | learning rate 1.499E-04 | lm loss 2.133970E+00 | loss scale 4096.0 |",
+    ),
 ]
 
 

@@ -55,8 +55,16 @@ def test_straggler_by_data_time_while_step_times_are_equal() -> None:
     records = []
     for line, t, step, loss, _gn, _sc, _lr, data, batch, _sps in SEED002_STEPS:
         for r in range(4):
-            records.append(Step(SEED002, r, step, t, line * 4 + r, {"loss": loss, "step_time_s": batch,
-                                                                    "data_time_s": data + (0.6 if r == 3 else 0)}))
+            records.append(
+                Step(
+                    SEED002,
+                    r,
+                    step,
+                    t,
+                    line * 4 + r,
+                    {"loss": loss, "step_time_s": batch, "data_time_s": data + (0.6 if r == 3 else 0)},
+                )
+            )
     store = store_of(records, mtime=T002 - 5)
     assert [s.rank for s in stragglers(store)] == [3]
     found = [f for f in findings(store, now=T002) if f.kind == "straggler"]
@@ -79,18 +87,42 @@ def test_overflow_storm_but_not_the_initial_loss_scale_search() -> None:
     src = "ds.log"
     # DeepSpeed's start: scale 2^32 halves on each of the first steps (calibration, not a storm)
     records: list = [
-        Event(src, 0, i, None, i, "overflow", "warning", "OVERFLOW!", {"attempted_scale": 2.0 ** (32 - i),
-                                                                       "new_scale": 2.0 ** (31 - i)})
+        Event(
+            src,
+            0,
+            i,
+            None,
+            i,
+            "overflow",
+            "warning",
+            "OVERFLOW!",
+            {"attempted_scale": 2.0 ** (32 - i), "new_scale": 2.0 ** (31 - i)},
+        )
         for i in range(1, 13)
     ]
-    records += [Step(src, 0, i, None, 100 + i, {"loss": 9.0, "loss_scale": 2.0 ** 20}) for i in range(13, 60)]
+    records += [Step(src, 0, i, None, 100 + i, {"loss": 9.0, "loss_scale": 2.0**20}) for i in range(13, 60)]
     store = store_of(records, mtime=1000.0)
     assert "overflow_storm" not in _kinds(store, 1001.0)
     # later: every step overflows until the scale reaches 1
-    records = [Step(src, 0, i, None, i, {"loss": 9.0, "loss_scale": 2.0 ** min(16, max(0, 16 - (i - 200)))}) for i in range(1, 230)]
+    records = [
+        Step(src, 0, i, None, i, {"loss": 9.0, "loss_scale": 2.0 ** min(16, max(0, 16 - (i - 200)))})
+        for i in range(1, 230)
+    ]
     records += [
-        Event(src, 0, i, None, 1000 + i, "overflow", "warning", "OVERFLOW!", {"attempted_scale": 2.0 ** min(16, max(0, 16 - (i - 200))),
-                                                                              "new_scale": 2.0 ** min(15, max(0, 15 - (i - 200)))})
+        Event(
+            src,
+            0,
+            i,
+            None,
+            1000 + i,
+            "overflow",
+            "warning",
+            "OVERFLOW!",
+            {
+                "attempted_scale": 2.0 ** min(16, max(0, 16 - (i - 200))),
+                "new_scale": 2.0 ** min(15, max(0, 15 - (i - 200))),
+            },
+        )
         for i in range(200, 230)
     ]
     store = store_of(records, mtime=1000.0)

@@ -32,4 +32,7 @@ def test_a_child_without_its_parent_is_top_level() -> None:
     # Megatron-only timers: no DeepSpeed `step`, so optimizer_* belong to Megatron's `optimizer`.
     assert phase_parent("optimizer_step", {"optimizer": 0.09}) == "optimizer"
     assert phase_parent("optimizer_step", {"forward": 0.3}) is None
-    assert [n for n, _, d in phase_tree({"optimizer_step": 0.05, "forward": 0.3}) if d == 0] == ["forward", "optimizer_step"]
+    assert [n for n, _, d in phase_tree({"optimizer_step": 0.05, "forward": 0.3}) if d == 0] == [
+        "forward",
+        "optimizer_step",
+    ]

@@ -90,8 +90,17 @@ def test_traceback_mid_run_followed_by_steps_is_history_not_a_crash() -> None:
     # (real_logs/moddednanogpt__AkramjitS_gpt-lab-diffusion__train.log_L1-4_L5698-5730.log and _L7720-7732.log)
     src = "train.log"
     records = [
-        Event(src, None, None, "2025-05-30T14:48:43.150", 5, "traceback", "error",
-              "SystemError: PY_SSIZE_T_CLEAN macro must be defined for '#' formats", {"exception": "SystemError"}),
+        Event(
+            src,
+            None,
+            None,
+            "2025-05-30T14:48:43.150",
+            5,
+            "traceback",
+            "error",
+            "SystemError: PY_SSIZE_T_CLEAN macro must be defined for '#' formats",
+            {"exception": "SystemError"},
+        ),
         Step(src, None, 1999, None, 7724, {"loss": 0.02496552, "step_avg_s": 4.42950}),
         Step(src, None, 2000, None, 7725, {"loss": 0.02652339, "step_avg_s": 4.42945}),
         Step(src, None, 2001, None, 7729, {"loss": 0.03016191, "step_avg_s": 4.43001}),
@@ -104,8 +113,10 @@ def test_torchrun_root_cause_names_the_oom_rank() -> None:
     # lines from QwenLM/Qwen3-Coder#174 ([rank3]: torch.OutOfMemoryError ...) and the torchrun
     # `Root Cause (first observed failure)` block layout of hiyouga/LlamaFactory#6827
     src = "out.log"
-    oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 132.00 MiB. GPU 3 has a total capacity "
-           "of 79.10 GiB of which 98.00 MiB is free.")
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 132.00 MiB. GPU 3 has a total capacity "
+        "of 79.10 GiB of which 98.00 MiB is free."
+    )
     records = [
         Step(src, 0, 120, "2024-11-20T14:36:50", 10, {"loss": 1.25}),
         Step(src, 0, 121, "2024-11-20T14:37:02", 11, {"loss": 1.24}),
@@ -126,12 +137,23 @@ def test_torchrun_root_cause_names_the_oom_rank() -> None:
 def test_nccl_watchdog_at_the_end_is_a_hang() -> None:
     # XPixelGroup/BasicSR#737: every rank's watchdog fires on the same all-reduce, nothing after it
     src = "train.log"
-    msg = ("[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, "
-           "NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 6000{r}0 milliseconds before timing out.")
+    msg = (
+        "[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, "
+        "NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 6000{r}0 milliseconds before timing out."
+    )
     records: list = [Step(src, r, 4040, "2025-06-26T06:14:40", 100 + r, {"loss": 0.0123}) for r in range(3)]
     records += [
-        Event(src, r, 4040, "2025-06-26T06:24:44", 200 + i, "nccl_timeout", "error", msg.format(r=r),
-              {"op": "ALLREDUCE", "timeout_ms": 600000})
+        Event(
+            src,
+            r,
+            4040,
+            "2025-06-26T06:24:44",
+            200 + i,
+            "nccl_timeout",
+            "error",
+            msg.format(r=r),
+            {"op": "ALLREDUCE", "timeout_ms": 600000},
+        )
         for i, r in enumerate((1, 0, 2))
     ]
     store = store_of(records, mtime=epoch("2025-06-26T06:24:45"))

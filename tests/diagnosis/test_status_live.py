@@ -17,7 +17,9 @@ def _replayed_store(caught_up_before_steps: bool) -> Store:
     # seed 004, iterations 5..25: log timestamps from 2020, replayed now
     steps = [(5, 1.1962), (10, 0.9305), (15, 0.9282), (20, 0.9411), (25, 0.9296)]
     for n, (step, step_time) in enumerate(steps):
-        store.add(Step("replay.log", 0, step, f"2020-12-12T00:00:{n * 5:02d}.000", 345 + n * 8, {"step_time_s": step_time}))
+        store.add(
+            Step("replay.log", 0, step, f"2020-12-12T00:00:{n * 5:02d}.000", 345 + n * 8, {"step_time_s": step_time})
+        )
     if not caught_up_before_steps:
         state.caught_up_monotonic = time.monotonic() + 1.0
     state.mtime = time.time()

@@ -24,22 +24,57 @@ class Recorder:
         self.calls: list[Call] = []
         self.lines: dict[int, int] = {}
 
-    def step(self, step: int | None, metrics: Mapping[str, float], *, rank: int | None = None,
-             time: str | None = None, line: int | None = None) -> None:
+    def step(
+        self,
+        step: int | None,
+        metrics: Mapping[str, float],
+        *,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
         self.calls.append(Call("step", step, line, {"metrics": dict(metrics), "time": time}))
 
-    def phases(self, step: int | None, phases_s: Mapping[str, float], *, rank: int | None = None,
-               time: str | None = None, line: int | None = None) -> None:
+    def phases(
+        self,
+        step: int | None,
+        phases_s: Mapping[str, float],
+        *,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
         self.calls.append(Call("phases", step, line, {"phases_s": dict(phases_s)}))
 
-    def event(self, kind: str, severity: str, message: str, data: Mapping[str, Any] | None = None, *,
-              step: int | None = None, rank: int | None = None, time: str | None = None,
-              line: int | None = None) -> None:
-        self.calls.append(Call("event", step, line, {"kind": kind, "severity": severity, "message": message,
-                                                     "data": dict(data or {})}))
+    def event(
+        self,
+        kind: str,
+        severity: str,
+        message: str,
+        data: Mapping[str, Any] | None = None,
+        *,
+        step: int | None = None,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.calls.append(
+            Call(
+                "event", step, line, {"kind": kind, "severity": severity, "message": message, "data": dict(data or {})}
+            )
+        )
 
-    def profile(self, title: str, kind: str, rows: Sequence[Mapping[str, Any]], *, rank: int | None = None,
-                step: int | None = None, time: str | None = None, line: int | None = None) -> None:
+    def profile(
+        self,
+        title: str,
+        kind: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        rank: int | None = None,
+        step: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
         self.calls.append(Call("profile", step, line, {"title": title}))
 
     def note_rank(self, rank: int) -> None:

@@ -23,8 +23,16 @@ def test_line_forms() -> None:
     )
     a, b, c = run(Detectron2Parser(), text)[0].steps
     assert a.step == 1259
-    assert a.data["metrics"] == {"eta_s": 8 * 3600 + 5 * 60 + 12, "loss": 1.012, "loss_cls": 0.714, "loss_box_reg": 0.291,
-                                 "step_time_s": 0.3322, "data_time_s": 0.0334, "lr": 0.01, "max_mem_gib": 3961 / 1024}
+    assert a.data["metrics"] == {
+        "eta_s": 8 * 3600 + 5 * 60 + 12,
+        "loss": 1.012,
+        "loss_cls": 0.714,
+        "loss_box_reg": 0.291,
+        "step_time_s": 0.3322,
+        "data_time_s": 0.0334,
+        "lr": 0.01,
+        "max_mem_gib": 3961 / 1024,
+    }
     assert b.step == 119 and b.data["metrics"]["loss_query"] == 5.513
     assert c.step == 18 and "step_time_s" not in c.data["metrics"] and c.data["metrics"]["max_mem_gib"] == 22645 / 1024
 

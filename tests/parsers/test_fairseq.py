@@ -22,12 +22,30 @@ def test_progress_summary_and_valid() -> None:
     )
     a, b, c = run(FairseqParser(), text)[0].steps
     assert a.step == 23897
-    assert a.data["metrics"] == {"loss": 6.234, "nll_loss": 5.086, "ppl": 33.96, "tokens_per_s": 12811.0, "ups": 4.8,
-                                 "wpb": 2571.0, "bsz": 108.0, "lr": 0.000204564, "grad_norm": 1.242, "clip_pct": 0.0,
-                                 "oom": 0.0, "wall": 5048.0, "train_wall": 4693.0, "epoch": 9.0}
+    assert a.data["metrics"] == {
+        "loss": 6.234,
+        "nll_loss": 5.086,
+        "ppl": 33.96,
+        "tokens_per_s": 12811.0,
+        "ups": 4.8,
+        "wpb": 2571.0,
+        "bsz": 108.0,
+        "lr": 0.000204564,
+        "grad_norm": 1.242,
+        "clip_pct": 0.0,
+        "oom": 0.0,
+        "wall": 5048.0,
+        "train_wall": 4693.0,
+        "epoch": 9.0,
+    }
     assert b.step == 24633 and b.data["metrics"]["epoch_avg_loss"] == 6.233 and "loss" not in b.data["metrics"]
-    assert c.step == 24633 and c.data["metrics"] == {"eval_loss": 6.37204, "valid_nll_loss": 5.14732, "valid_ppl": 35.44,
-                                                     "valid_best": 6.37204, "epoch": 9.0}
+    assert c.step == 24633 and c.data["metrics"] == {
+        "eval_loss": 6.37204,
+        "valid_nll_loss": 5.14732,
+        "valid_ppl": 35.44,
+        "valid_best": 6.37204,
+        "epoch": 9.0,
+    }
 
 
 def test_hydra_line_has_time() -> None:

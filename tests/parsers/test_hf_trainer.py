@@ -29,7 +29,9 @@ def test_buffered_burst_keeps_every_dict_and_invents_no_step() -> None:
 
 
 def test_eval_dict_glued_after_eval_bar() -> None:
-    rec, _ = run_file(HFTrainerParser(), REAL_LOGS / "hf_trainer__LMSYS_slice3_eval_end_warnings_evaldict_checkpoint.log")
+    rec, _ = run_file(
+        HFTrainerParser(), REAL_LOGS / "hf_trainer__LMSYS_slice3_eval_end_warnings_evaldict_checkpoint.log"
+    )
     assert len(rec.steps) == 1
     m = rec.steps[0].data["metrics"]
     assert m["eval_loss"] == 0.516632080078125
@@ -50,8 +52,13 @@ def test_string_values_and_summary_dict() -> None:
     _, metrics, summary = parsed
     assert summary
     # the run's mean loss keeps its own name: it is not a step's loss
-    assert metrics == {"train_runtime": 282.2, "train_samples_per_second": 177.2, "train_steps_per_second": 11.08,
-                       "train_loss": 0.2033, "epoch": 2.0}
+    assert metrics == {
+        "train_runtime": 282.2,
+        "train_samples_per_second": 177.2,
+        "train_steps_per_second": 11.08,
+        "train_loss": 0.2033,
+        "epoch": 2.0,
+    }
 
 
 def test_printed_step_is_used() -> None:

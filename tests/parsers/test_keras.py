@@ -18,8 +18,14 @@ def test_keras3_epoch_line() -> None:
     assert understood == [False, True, True, True]
     (s,) = rec.steps
     assert s.step == 313 + 313
-    assert s.data["metrics"] == {"accuracy": 0.8825, "loss": 0.2964, "val_accuracy": 0.8454, "eval_loss": 0.3654,
-                                 "epoch": 2.0, "step_time_s": 0.160}
+    assert s.data["metrics"] == {
+        "accuracy": 0.8825,
+        "loss": 0.2964,
+        "val_accuracy": 0.8454,
+        "eval_loss": 0.3654,
+        "epoch": 2.0,
+        "step_time_s": 0.160,
+    }
 
 
 def test_keras2_progress_final_and_evaluate() -> None:
@@ -31,7 +37,12 @@ def test_keras2_progress_final_and_evaluate() -> None:
     )
     rec, _ = run(KerasParser(), text)
     a, b, c = rec.steps
-    assert a.step == 2 * 60000 + 29312 and a.data["metrics"] == {"loss": 0.0891, "acc": 0.9733, "epoch": 3.0, "eta_s": 2.0}
+    assert a.step == 2 * 60000 + 29312 and a.data["metrics"] == {
+        "loss": 0.0891,
+        "acc": 0.9733,
+        "epoch": 3.0,
+        "eta_s": 2.0,
+    }
     assert b.step == 3 * 60000
     assert b.data["metrics"]["step_time_s"] == 87e-6 and b.data["metrics"]["eval_loss"] == 0.0759
     # a bar after the epoch's final line with no new header: evaluate()

@@ -17,7 +17,11 @@ def test_bar_frames_report_the_last_draw_of_each_position() -> None:
     rec, understood = run(LightningParser(), (SAMPLES / "lightning__issue4225_bar_frames.log").read_text())
     assert all(understood)
     assert [(c.step, c.data["metrics"].get("loss")) for c in rec.steps] == [
-        (1, 10.473), (2, 10.224), (3, 10.047), (4, 9.926), (5, 9.847)
+        (1, 10.473),
+        (2, 10.224),
+        (3, 10.047),
+        (4, 9.926),
+        (5, 9.847),
     ]
     assert rec.steps[0].data["metrics"] == {"loss": 10.473, "epoch": 0.0, "step_time_s": 8.77}
 
@@ -41,12 +45,18 @@ def test_checkpoint_message_gives_global_step_eval_metric_and_event() -> None:
     rec, _ = run(LightningParser(), text)
     assert [(c.step, c.data["metrics"]) for c in rec.steps] == [(100, {"eval_loss": 0.67374, "epoch": 1.0})]
     (ev,) = rec.events
-    assert ev.step == 100 and ev.data["kind"] == "checkpoint" and ev.data["data"] == {"path": "/ckpt/epoch=1-step=100.ckpt"}
+    assert (
+        ev.step == 100
+        and ev.data["kind"] == "checkpoint"
+        and ev.data["data"] == {"path": "/ckpt/epoch=1-step=100.ckpt"}
+    )
 
 
 def test_old_checkpoint_message_is_an_event_only() -> None:
-    text = ("Epoch 00000: val_loss reached 0.67374 (best 0.67374), saving model to ../checkpoints/epoch=0.ckpt as top 1"
-            "████▍  | 137/139 [00:17<00:00,  9.99it/s]\n")
+    text = (
+        "Epoch 00000: val_loss reached 0.67374 (best 0.67374), saving model to ../checkpoints/epoch=0.ckpt as top 1"
+        "████▍  | 137/139 [00:17<00:00,  9.99it/s]\n"
+    )
     rec, _ = run(LightningParser(), text)
     assert rec.steps == []
     assert [e.data["data"]["path"] for e in rec.events] == ["../checkpoints/epoch=0.ckpt"]

@@ -13,15 +13,26 @@ from trainwatch.records import Step
 
 
 def test_epoch_train_line_global_iteration() -> None:
-    text = ("2023/06/04 12:08:21 - mmengine - INFO - Epoch(train)  [2][ 1/86]  lr: 3.4634e-03  eta: 0:24:32  time: 0.3518  "
-            "data_time: 0.0096  memory: 3494  loss: 0.3237  loss_rpn_cls: 0.0388  loss_rpn_bbox: 0.0171  loss_cls: 0.1232  "
-            "acc: 98.4375  loss_bbox: 0.1447\n")
+    text = (
+        "2023/06/04 12:08:21 - mmengine - INFO - Epoch(train)  [2][ 1/86]  lr: 3.4634e-03  eta: 0:24:32  time: 0.3518  "
+        "data_time: 0.0096  memory: 3494  loss: 0.3237  loss_rpn_cls: 0.0388  loss_rpn_bbox: 0.0171  loss_cls: 0.1232  "
+        "acc: 98.4375  loss_bbox: 0.1447\n"
+    )
     (s,) = run(MMEngineParser(), text)[0].steps
     assert s.step == 87
     assert s.data["metrics"] == {
-        "lr": 3.4634e-03, "eta_s": 1472, "step_time_s": 0.3518, "data_time_s": 0.0096, "mem_gib": 3494 / 1024,
-        "loss": 0.3237, "loss_rpn_cls": 0.0388, "loss_rpn_bbox": 0.0171, "loss_cls": 0.1232, "acc": 98.4375,
-        "loss_bbox": 0.1447, "epoch": 2.0,
+        "lr": 3.4634e-03,
+        "eta_s": 1472,
+        "step_time_s": 0.3518,
+        "data_time_s": 0.0096,
+        "mem_gib": 3494 / 1024,
+        "loss": 0.3237,
+        "loss_rpn_cls": 0.0388,
+        "loss_rpn_bbox": 0.0171,
+        "loss_cls": 0.1232,
+        "acc": 98.4375,
+        "loss_bbox": 0.1447,
+        "epoch": 2.0,
     }
 
 
@@ -37,7 +48,9 @@ def test_iter_train_and_mmcv_forms() -> None:
     assert (a.step, a.data["metrics"]["total_steps"], a.data["metrics"]["loss"]) == (10, 270.0, 5.3294)
     assert b.step == 15 and b.data["metrics"]["eta_s"] == 86400 + 16 * 3600 + 21 * 60 + 5
     assert b.data["metrics"]["s0_loss_cls"] == 0.5666 and b.data["metrics"]["loss"] == 3.4410
-    assert c.step == 200 and c.data["metrics"]["decode_loss_ce"] == 1.2669 and c.data["metrics"]["mem_gib"] == 22159 / 1024
+    assert (
+        c.step == 200 and c.data["metrics"]["decode_loss_ce"] == 1.2669 and c.data["metrics"]["mem_gib"] == 22159 / 1024
+    )
 
 
 def test_validation_progress_is_not_training_and_metrics_land_on_last_step() -> None:
@@ -47,9 +60,16 @@ def test_validation_progress_is_not_training_and_metrics_land_on_last_step() -> 
     assert [s.step for s in steps] == [84, 85, 86, 87, 88, 430, 430]
     train, val = steps[-2:]
     assert train.metrics["loss"] == 0.1977 and train.metrics["step_time_s"] == 0.3526 and train.metrics["epoch"] == 5.0
-    assert val.metrics == {"coco_bbox_m_ap": 0.4590, "coco_bbox_m_ap_50": 0.9670, "coco_bbox_m_ap_75": 0.3240,
-                           "coco_bbox_m_ap_s": -1.0, "coco_bbox_m_ap_m": -1.0, "coco_bbox_m_ap_l": 0.4590,
-                           "pascal_voc_m_ap": 0.9824, "pascal_voc_ap50": 0.9820}  # no val timing as step time
+    assert val.metrics == {
+        "coco_bbox_m_ap": 0.4590,
+        "coco_bbox_m_ap_50": 0.9670,
+        "coco_bbox_m_ap_75": 0.3240,
+        "coco_bbox_m_ap_s": -1.0,
+        "coco_bbox_m_ap_m": -1.0,
+        "coco_bbox_m_ap_l": 0.4590,
+        "pascal_voc_m_ap": 0.9824,
+        "pascal_voc_ap50": 0.9820,
+    }  # no val timing as step time
     assert next(iter(pipeline.readers.values())).parser.stats.formats[0] == "mmengine"
 
 

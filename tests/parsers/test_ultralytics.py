@@ -23,17 +23,32 @@ def test_row_and_validation() -> None:
     assert understood == [True, True, True, True]
     row, val = rec.steps
     assert row.step == 43 * 16 + 16
-    assert row.data["metrics"] == {"epoch": 44.0, "mem_gib": 6.73e9 / 1024**3, "box_loss": 1.145, "cls_loss": 0.5266,
-                                   "dfl_loss": 1.11, "instances": 6.0, "size": 640.0, "step_time_s": 1 / 2.65}
+    assert row.data["metrics"] == {
+        "epoch": 44.0,
+        "mem_gib": 6.73e9 / 1024**3,
+        "box_loss": 1.145,
+        "cls_loss": 0.5266,
+        "dfl_loss": 1.11,
+        "instances": 6.0,
+        "size": 640.0,
+        "step_time_s": 1 / 2.65,
+    }
     assert val.step == row.step
-    assert val.data["metrics"] == {"val_images": 722.0, "val_instances": 1444.0, "box_precision": 0.992,
-                                   "box_recall": 0.987, "box_map50": 0.994, "box_map50_95": 0.671}
+    assert val.data["metrics"] == {
+        "val_images": 722.0,
+        "val_instances": 1444.0,
+        "box_precision": 0.992,
+        "box_recall": 0.987,
+        "box_map50": 0.994,
+        "box_map50_95": 0.671,
+    }
 
 
 def test_half_matches_yield_nothing() -> None:
     for text in (
         "    44/1000      6.73G      1.145     0.5266       1.11          6        640: 100%|██████████| 16/16 [00:06<00:00,  2.65it/s]\n",  # no header
-        HEADER + "    44/1000      6.73G      1.145     0.5266          6        640: 100%|██████████| 16/16 [00:06<00:00,  2.65it/s]\n",  # a column short
+        HEADER
+        + "    44/1000      6.73G      1.145     0.5266          6        640: 100%|██████████| 16/16 [00:06<00:00,  2.65it/s]\n",  # a column short
         HEADER + "                   all        722       1444      0.992\n",  # no validation header
         HEADER + "  0%|          | 0/1441 [00:00<?, ?it/s]\n",
     ):

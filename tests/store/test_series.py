@@ -35,7 +35,14 @@ def test_store_indexes_by_source_and_rank() -> None:
     store.add_many(
         [
             # seed 004, iteration 100 (merged with DeepSpeed step=100)
-            Step("out.log", 0, 100, "2020-12-12T00:01:20.672", 479, {"loss": 9.598498, "lr": 1.5e-06, "total_steps": 1000000.0}),
+            Step(
+                "out.log",
+                0,
+                100,
+                "2020-12-12T00:01:20.672",
+                479,
+                {"loss": 9.598498, "lr": 1.5e-06, "total_steps": 1000000.0},
+            ),
             Phases("out.log", 0, 100, None, 482, {"forward": 0.31849, "backward": 0.50188}),
             Event("out.log", 0, 523, None, 3553, "overflow", "warning", "OVERFLOW!", {"attempted_scale": 65536}),
         ]

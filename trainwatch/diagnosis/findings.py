@@ -211,8 +211,7 @@ def _loss_spikes(store: Store) -> Finding | None:
     zt = "far" if math.isinf(z) else f"{z:.0f} MADs"
     message = (
         f"loss jumped to {fmt_value(value)} at step {int(step)}{who}, {zt} above the median {fmt_value(baseline)} "
-        f"of the records before it"
-        + (f" ({count} spikes in the recent window)" if count > 1 else "")
+        f"of the records before it" + (f" ({count} spikes in the recent window)" if count > 1 else "")
     )
     remedy = (
         "isolated spikes usually come from a bad batch or a too-high learning rate: lower the LR or lengthen "

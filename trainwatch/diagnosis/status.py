@@ -90,7 +90,11 @@ def cadence(store: Store, key: RankKey) -> Cadence:
         if s1 > s0 and t1 >= t0:
             rates.append((t1 - t0) / (s1 - s0))
             gaps.append(t1 - t0)
-    deltas = [b.step - a.step for a, b in itertools.pairwise(obs) if a.step is not None and b.step is not None and b.step > a.step]
+    deltas = [
+        b.step - a.step
+        for a, b in itertools.pairwise(obs)
+        if a.step is not None and b.step is not None and b.step > a.step
+    ]
     steps_per_record = median(deltas) if deltas else 1.0
     step_time = median(recent_values(store.series.get(SeriesKey(key.source, key.rank, "metric", "step_time_s")), 64))
     sec_per_step = median(rates) if rates else step_time
@@ -336,7 +340,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         return RunStatus("running", ", ".join(parts), _with_inherited(per_rank, noted, "running", set()), **common)
 
 
-def _with_inherited(per_rank: list[RankStatus], noted: set[int], state: str, failed: set[int]) -> tuple[RankStatus, ...]:
+def _with_inherited(
+    per_rank: list[RankStatus], noted: set[int], state: str, failed: set[int]
+) -> tuple[RankStatus, ...]:
     """A run-wide end (crash, finish, stall) is every rank's state; ranks without steps share the run's."""
     out: list[RankStatus] = []
     for r in per_rank:

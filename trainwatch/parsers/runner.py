@@ -175,7 +175,7 @@ class SourceParser:
         """A line the rank/label logic cannot handle is counted, never fatal to the source."""
         try:
             self._process(line)
-        except Exception:  # noqa: BLE001 - hostile input must not stop the run
+        except Exception:
             self.stats.parser_errors += 1
 
     def _process(self, line: Line) -> None:

@@ -8,7 +8,7 @@ All log-derived text is shown as rich `Text` (never markup): a file may be named
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Log, Static, TabbedContent, TabPane
 
 from trainwatch.pipeline import Pipeline
@@ -276,9 +277,15 @@ class TrainwatchApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def _in_log(self, action: Callable[..., None], *args: object) -> None:
+        """Palette entries for the log pane: show the log tab, then act."""
+        self.action_tab("log")
+        action(*args)
+
     def action_tab(self, tab: str) -> None:
         self.main.query_one(TabbedContent).active = tab
-        target = {"ranks": RanksTable, "events": EventsTable, "log": Log}.get(tab)
+        targets: dict[str, type[Widget]] = {"ranks": RanksTable, "events": EventsTable, "log": Log}
+        target = targets.get(tab)
         if target is not None:
             self.main.query_one(target).focus()
         elif tab == "profiler":
@@ -333,18 +340,10 @@ class TrainwatchApp(App[None]):
         yield SystemCommand("Zoom", "Last 200 / 1000 / 10000 points / all (z)", self.action_zoom)
         yield SystemCommand("Pick metrics", "Choose the charted metrics (m)", self.action_pick_metrics)
         log = self.main.query_one(LogPane)
-        yield SystemCommand(
-            "Log: search", "Search the raw log (/)", lambda: (self.action_tab("log"), log.action_search())
-        )
-        yield SystemCommand(
-            "Log: filter", "Filter the raw log (f)", lambda: (self.action_tab("log"), log.action_filter())
-        )
-        yield SystemCommand(
-            "Log: follow", "Follow the end of the log (End)", lambda: (self.action_tab("log"), log.action_follow())
-        )
-        yield SystemCommand(
-            "Log: next source", "Show the next source (])", lambda: (self.action_tab("log"), log.action_source(1))
-        )
+        yield SystemCommand("Log: search", "Search the raw log (/)", lambda: self._in_log(log.action_search))
+        yield SystemCommand("Log: filter", "Filter the raw log (f)", lambda: self._in_log(log.action_filter))
+        yield SystemCommand("Log: follow", "Follow the end of the log (End)", lambda: self._in_log(log.action_follow))
+        yield SystemCommand("Log: next source", "Show the next source (])", lambda: self._in_log(log.action_source, 1))
 
 
 def run_dashboard(paths: list[str], poll: bool = False, poll_interval: float | None = None) -> None:

@@ -195,7 +195,9 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
         console.print(line)
 
     with store.lock:
-        src_rows = [(st.source, ", ".join(st.formats) or "?", st.lines, st.not_understood) for st in store.sources.values()]
+        src_rows = [
+            (st.source, ", ".join(st.formats) or "?", st.lines, st.not_understood) for st in store.sources.values()
+        ]
     for name, fmts, lines, nu in src_rows:
         console.print(Text(f"source {name}: {fmts}; {lines} lines, {nu} not understood", style="dim"))
     ranks = data["ranks"]

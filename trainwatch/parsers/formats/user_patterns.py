@@ -140,7 +140,8 @@ class UserPatternParser(Parser):
         # parsers; without any, they see the lines no triggered parser understood.
         triggered = tuple(t for p in self.patterns for t in p.triggers)
         if triggered and all(p.triggers for p in self.patterns):
-            self.triggers = triggered
+            # Per instance on purpose: the triggers come from the user's file, not the class.
+            self.triggers = triggered  # type: ignore[misc,assignment]
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         for pattern in self.patterns:
