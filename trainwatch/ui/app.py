@@ -210,7 +210,8 @@ class TrainwatchApp(App[None]):
     def _update_header(self) -> None:
         with self.store.lock:
             sources = list(self.store.sources.values())
-            ranks = sorted(self.store.ranks)
+            # ranks with records, and ranks the log names as members (torchrun barrier lines...)
+            ranks = sorted(self.store.ranks.union(*(st.ranks_seen for st in sources)))
         header = self.main.query_one(RunHeader)
         header.show(
             source_line(sources, self.clock.wall(), ranks),
