@@ -77,10 +77,15 @@ RSS_BOUND = 200 * MB  # a child reading a tiny log peaks at ~23 MB; 20 MB of gar
 
 
 # `trainwatch` in a child that reports its own peak RSS on exit (on stderr, after everything else).
+# VmHWM belongs to the child's own address space; getrusage's ru_maxrss would also carry the
+# high-water mark of the forked parent (pytest) across exec on Linux.
 _WITH_RSS = (
-    "import atexit, resource, sys\n"
-    "atexit.register(lambda: sys.stderr.write("
-    "f'\\nMAXRSS={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))\n"
+    "import atexit, sys\n"
+    "def _hwm():\n"
+    "    for row in open('/proc/self/status'):\n"
+    "        if row.startswith('VmHWM:'):\n"
+    "            return int(row.split()[1])\n"
+    "atexit.register(lambda: sys.stderr.write(f'\\nMAXRSS={_hwm()}\\n'))\n"
     "from trainwatch.cli import run\n"
     "sys.argv[0] = 'trainwatch'\n"
     "run()\n"

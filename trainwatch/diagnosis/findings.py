@@ -102,6 +102,9 @@ def _signal_of(events: list[Event]) -> str | None:
     return None
 
 
+EXCEPTION_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Interrupt))\b")
+
+
 def _crash_remedy(cause: Event, failures: list[Event]) -> str:
     kinds = {e.kind for e in failures} | {cause.kind}
     text = " ".join(e.message for e in failures) + " " + cause.message
@@ -118,6 +121,17 @@ def _crash_remedy(cause: Event, failures: list[Event]) -> str:
         )
     if "KeyboardInterrupt" in text:
         return "it was interrupted with Ctrl-C; resume from the last checkpoint"
+    exc = cause.data.get("exception") if isinstance(cause.data.get("exception"), str) else None
+    if exc is None and cause.kind == "crash":
+        m = EXCEPTION_NAME.search(cause.message)
+        exc = m.group(1) if m else None
+    if cause.kind in ("traceback", "crash") and exc and "SignalException" not in exc:
+        # A rank raised: the launcher's SIGTERMs to the other ranks are consequences, not causes.
+        who = f"rank {cause.rank}" if cause.rank is not None else "the failing process"
+        return (
+            f"the {exc} raised by {who} is the error to fix (its traceback is in the log); the launcher then "
+            "stopped the other ranks. Resume from the last checkpoint once it is fixed"
+        )
     sig = _signal_of([cause, *failures]) if "signal" in kinds or "signal" in text else None
     if sig == "SIGHUP":
         return (
@@ -275,12 +289,22 @@ def _straggler_findings(store: Store) -> list[Finding]:
     return out
 
 
+def _is_cross_rank(store: Store, key: RankKey, phase: str) -> bool:
+    """A phase from a `(min, max) time across ranks` block has a `<name>_min` companion."""
+    return SeriesKey(key.source, key.rank, "phase", f"{phase}_min") in store.series
+
+
 def _dataloader_finding(store: Store) -> Finding | None:
     shares = [s for s in data_shares(store) if s.share >= DATA_BOUND]
     if shares:
         worst = max(shares, key=lambda s: s.share)
         ranks = _ranks_of([s.key for s in shares])
         who = f" on {_ranks_text(list(ranks))}" if ranks else ""
+        if _is_cross_rank(store, worst.key, worst.what):
+            # Megatron's `(min, max) time across ranks` timer: the max is the slowest rank's, and
+            # the rank that printed it (the last one) says nothing about which rank that is.
+            ranks = ()
+            who = " on the slowest rank (max across ranks; the log does not say which)"
         message = (
             f"{worst.share * 100:.0f}% of the step is data loading{who} "
             f"({fmt_seconds(worst.seconds)} of {fmt_seconds(worst.step_s)}, {worst.what.replace('_', ' ')})"
