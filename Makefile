@@ -29,16 +29,16 @@ test: $(STAMP) test-deps
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check trainwatch tests bench
-	$(BIN)/ruff format --check trainwatch tests bench
+	$(BIN)/ruff check trainwatch tests
+	$(BIN)/ruff format --check trainwatch tests
 	$(BIN)/mypy trainwatch
 
 fmt: $(STAMP)
-	$(BIN)/ruff format trainwatch tests bench
-	$(BIN)/ruff check --fix trainwatch tests bench
+	$(BIN)/ruff format trainwatch tests
+	$(BIN)/ruff check --fix trainwatch tests
 
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python tests/bench/run.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache

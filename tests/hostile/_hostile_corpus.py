@@ -1,6 +1,6 @@
 """Real log lines, the ways hostile or damaged logs mangle them, and the contract checks.
 
-Shared by the hypothesis tests in this directory and by `bench/fuzz_parsers.py` (atheris):
+Shared by the hypothesis tests in this directory and by `tests/bench/fuzz_parsers.py` (atheris):
 both drive the real entry point — `SourceParser` over `registry.new_parsers()` — with lines
 taken from the real logs in /work/shared (seeds, real_logs) and sample_logs/, one line per
 distinct shape (digits masked), then mutated the way truncation, terminal damage or an

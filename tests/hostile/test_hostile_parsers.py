@@ -175,7 +175,7 @@ def test_phases_and_events_are_numbers_for_damaged_deepspeed_lines() -> None:
 
 
 def test_a_field_without_a_label_is_not_a_metric_named_empty() -> None:
-    """Found by bench/fuzz_parsers.py: nanochat's line (karpathy/nanochat#147, sample_logs/
+    """Found by tests/bench/fuzz_parsers.py: nanochat's line (karpathy/nanochat#147, sample_logs/
     nanochat__pr147_a100.log) with `|` inserted before `: 529,882` gave metric ''."""
     line = "step 00004/21400 (0.02%) | loss: 8.893647 | lrm: 1.00 | dt: 989.44ms | tok/sec | : 529,882 | :mfu: 74.13"
     (step,) = _steps(_ok([line]))
@@ -184,7 +184,7 @@ def test_a_field_without_a_label_is_not_a_metric_named_empty() -> None:
 
 
 def test_fairseq_pair_without_a_key_is_not_a_metric_named_empty() -> None:
-    """Found by bench/fuzz_parsers.py: fairseq's legacy line (pytorch/fairseq#940, sample_logs/
+    """Found by tests/bench/fuzz_parsers.py: fairseq's legacy line (pytorch/fairseq#940, sample_logs/
     fairseq__issue940_legacy.log shape) with a key deleted: `, =53627,`."""
     line = (
         "| epoch 001:    550 / 1891 loss=10.9, nll_loss=10.492, =53627, ups=0.5, wpb=104800, bsz=5311,"

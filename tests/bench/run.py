@@ -1,13 +1,13 @@
 """`make bench`: every performance figure of the issue, next to its target and the ratio.
 
-    .venv/bin/python bench/run.py            # 1 GB catch-up log (built once, cached)
-    BENCH_MB=64 .venv/bin/python bench/run.py   # a smaller log for a quick look
+    .venv/bin/python tests/bench/run.py            # 1 GB catch-up log (built once, cached)
+    BENCH_MB=64 .venv/bin/python tests/bench/run.py   # a smaller log for a quick look
     BENCH_SKIP=catchup,scale ...             # skip sections: catchup, live, scale, render
 
 Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
-   BENCH_MB megabytes (bench/make_big_log.py); wall time and the child's peak RSS (wait4 rusage).
-2. live: append-to-record latency and CPU of the following process (bench/latency.py), idle and
+   BENCH_MB megabytes (tests/bench/make_big_log.py); wall time and the child's peak RSS (wait4 rusage).
+2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
    with a file growing 1000 lines/s, with inotify and with polling.
 3. scale: 256 per-rank files followed at once: idle CPU, CPU and append-to-record latency while
    every file grows.
@@ -34,7 +34,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-import latency  # noqa: E402  (bench/latency.py)
+import latency  # noqa: E402  (tests/bench/latency.py)
 import make_big_log  # noqa: E402
 
 REFERENCE = {"lnav_s": 4.5, "lnav_rss_mb": 495, "toolong_s": 25.0, "toolong_rss_mb": 1300}
@@ -100,7 +100,7 @@ def catchup(size_mb: int) -> None:
 
 
 def live(seconds: float) -> None:
-    print("\n2. live following (bench/latency.py)")
+    print("\n2. live following (tests/bench/latency.py)")
     for poll in (False, True):
         r = latency.latency(poll, 200)
         mode = r["mode"]

@@ -2,8 +2,8 @@
 over every registered parser. Run by hand; not part of `make test`.
 
     .venv/bin/pip install atheris            # 3.0.0 has a wheel for CPython 3.11 / Linux x86-64
-    .venv/bin/python bench/fuzz_parsers.py -max_total_time=180 -rss_limit_mb=2048 /tmp/twfuzz
-    .venv/bin/python bench/fuzz_parsers.py --skip-known -max_total_time=180 /tmp/twfuzz
+    .venv/bin/python tests/bench/fuzz_parsers.py -max_total_time=180 -rss_limit_mb=2048 /tmp/twfuzz
+    .venv/bin/python tests/bench/fuzz_parsers.py --skip-known -max_total_time=180 /tmp/twfuzz
 
 Each input is either raw bytes (fed in random chunks, so escape sequences, `\\r` frames and
 invalid UTF-8 split across reads) or, half of the time, a few real log lines taken from
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import atheris
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "hostile"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hostile"))
 
 with atheris.instrument_imports():
     from _hostile_corpus import contract_problems, corpus, mutate, run_lines

@@ -1,6 +1,6 @@
 """Ingestion latency and CPU while following (prints figures; not a test).
 
-    .venv/bin/python bench/latency.py [--seconds 5]
+    .venv/bin/python tests/bench/latency.py [--seconds 5]
 
 1. append-to-record latency: a writer process appends Megatron iteration lines, each in two torn
    pieces 5 ms apart (block-buffered stdout), and notes when each line's final piece was written;

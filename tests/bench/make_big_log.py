@@ -2,7 +2,7 @@
 
 The header of seed 004 is kept once; its training section (from the first `rank=0 time`
 line on) is repeated with iteration and `step=` numbers continuing, so the result parses
-like one long, real run. Usage: python bench/make_big_log.py OUT [SIZE_MB]
+like one long, real run. Usage: python tests/bench/make_big_log.py OUT [SIZE_MB]
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 ITER = re.compile(rb"^( iteration)( +\d+)(/)", re.M)
 DS_STEP = re.compile(rb"(\] step=)(\d+)(,)")
 TIMER = re.compile(rb"(timer\.py:\d+:stop\] 0/)(\d+)(,)")
