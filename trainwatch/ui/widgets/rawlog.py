@@ -231,6 +231,11 @@ class LogPane(Vertical):
         log.auto_scroll = False
         log.scroll_to(y=max(0, index - log.size.height // 2), animate=False)
 
+    def _scroll_if_paused(self, index: int) -> None:
+        # Runs after a refresh: the user may have pressed End (follow) in between, which wins.
+        if not self.following:
+            self._scroll_to_index(index)
+
     def action_clear(self) -> None:
         box = self.query_one(Input)
         if box.has_class("visible"):
@@ -256,7 +261,7 @@ class LogPane(Vertical):
             self.filter = ""
             self._rebuild(ring, mark=line)
             idx = next((i for i, (no, _) in enumerate(self.shown) if no == line), len(self.shown) - 1)
-            self.call_after_refresh(self._scroll_to_index, idx)
+            self.call_after_refresh(self._scroll_if_paused, idx)
         elif state is not None and state.path:
             self.context_of = line
             self._status()
@@ -275,4 +280,4 @@ class LogPane(Vertical):
         self.context_of = line
         self._rebuild(lines, mark=line)
         idx = next((i for i, (no, _) in enumerate(self.shown) if no == line), 0)
-        self.call_after_refresh(self._scroll_to_index, idx)
+        self.call_after_refresh(self._scroll_if_paused, idx)
