@@ -8,6 +8,11 @@ directories) wakes the loop, and stat-polled every `SAFETY_POLL_S` in case a cha
 missed; sources on network filesystems, or all with `force_poll`, are polled every
 `poll_interval`. Every round gives each source at most `ROUND_BUDGET` bytes, so a
 multi-GB backlog in one file never holds back the live lines of the others.
+
+Catch-up: a large read of whole clean lines goes to `SourceParser.feed_block`, which turns the
+lines of known hot shapes into column blocks the store appends in one call per series
+(`parsers/bulk.py`). Only the store understands those blocks: a pipeline with other sinks
+(`export`, which streams every `Record`) keeps the per-line path, with identical records.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
 from trainwatch.sources.discover import SourceSpec, expand, has_magic, rediscover
+from trainwatch.sources.poll import PollClock
 from trainwatch.sources.stdin import StdinSource
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES, Ev, FileTail, TailEvent
 from trainwatch.sources.watch import DirWatcher, fstype_of, is_network_fs
@@ -35,13 +41,22 @@ TORN_LINE_QUIET_S = 2.0
 REDISCOVER_EVERY_S = 2.0
 REDISCOVER_MIN_GAP_S = 0.1
 MAX_SLEEP_S = 0.25  # a stop event set by a signal handler is seen within this
+BULK_MIN_BYTES = 256 * 1024  # reads at least this large (catch-up) go through the bulk path
 
 
 class SourceReader:
     """One source: its byte reader, a line assembler per stream, its parsers and state."""
 
-    def __init__(self, spec: SourceSpec, sink: BatchSink, state: SourceState, wake: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        spec: SourceSpec,
+        sink: BatchSink,
+        state: SourceState,
+        wake: Callable[[], None],
+        bulk_ok: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.spec = spec
+        self._bulk_ok = bulk_ok
         self.state = state
         self._sink = sink
         self._batch: list[Record] = []
@@ -85,6 +100,29 @@ class SourceReader:
             recent.extend((line.no, line.text) for line in lines if line.kind is Kind.LINE)
         self.parser.feed_lines(lines)
 
+    def _feed_bytes(self, asm: LineAssembler, data: bytes) -> None:
+        """Bytes of one stream: a large read of whole clean lines in bulk, else line by line."""
+        if len(data) >= BULK_MIN_BYTES and self._bulk_ok():
+            if asm.has_partial:  # the previous read's last line: complete it line by line
+                cut = data.find(b"\n") + 1
+                self._feed(asm.feed(data[:cut]))
+                data = data[cut:]
+            block = asm.feed_clean_block(data)
+            if block is not None:
+                first, text = block
+                self._feed_block(first, asm.next_line_no - first, text)
+                data = data[data.rfind(b"\n") + 1 :]
+        self._feed(asm.feed(data))
+
+    def _feed_block(self, first: int, count: int, text: str) -> None:
+        recent = self.state.recent
+        cap = recent.maxlen if recent.maxlen is not None else count
+        tail = text[:-1].rsplit("\n", cap)  # only the last `cap` lines can stay in the ring
+        if len(tail) > cap:
+            tail = tail[1:]
+        recent.extend(zip(range(first + count - len(tail), first + count), tail, strict=True))
+        self.parser.feed_block(first, text)
+
     def _emit(self) -> None:
         if self._batch:
             batch = self._batch[:]
@@ -98,7 +136,7 @@ class SourceReader:
                 return
             asm = self.assemblers[event.gen] = LineAssembler()
         if event.kind is Ev.DATA:
-            self._feed(asm.feed(event.data))
+            self._feed_bytes(asm, event.data)
             return
         # The stream restarts (truncated) or ended for good (rotated away): its unfinished
         # line is torn — shown, never parsed.
@@ -133,7 +171,7 @@ class SourceReader:
         elif self.stdin is not None:
             data, ended = self.stdin.read(limit)
             if data:
-                self._feed(self.assembler.feed(data))
+                self._feed_bytes(self.assembler, data)
                 self.state.last_data_wall = time.time()
                 self.state.last_data_monotonic = time.monotonic()
                 self.state.offset += len(data)
@@ -233,6 +271,10 @@ class Pipeline:
         self._watcher: DirWatcher | None = None
         self._following = False
         self._rediscover_now = False
+        # Called from the follow thread after a round that read data or added sources (the
+        # dashboard redraws on it instead of polling the store); must not block.
+        self.on_activity: Callable[[], None] | None = None
+        self._poll_clocks: dict[str, PollClock] = {}  # polled sources: stat often while active
         specs, problems = expand(self.paths)
         self.problems = problems
         for spec in specs:
@@ -258,7 +300,7 @@ class Pipeline:
             return None
         with self.store.lock:
             state = self.store.source(spec.name)
-        reader = SourceReader(spec, self._sink, state, self._wake.set)
+        reader = SourceReader(spec, self._sink, state, self._wake.set, bulk_ok=lambda: not self._sinks)
         self.readers[spec.name] = reader
         if self._following:
             self._set_mode(reader)
@@ -436,7 +478,7 @@ class Pipeline:
             ):
                 return
             now = time.monotonic()
-            more = False
+            more = active = False
             for reader in list(self.readers.values()):
                 if reader.finished or not (reader.next_due <= now or (woken and reader.event_driven)):
                     continue
@@ -444,11 +486,19 @@ class Pipeline:
                     # inotify's safety poll of an unchanged file (a change would have woken us)
                     reader.next_due = now + SAFETY_POLL_S
                     continue
+                clock = None if reader.event_driven else self._poll_clock(reader)
+                if clock is not None and clock.stat_is_enough(now) and reader.quiet():
+                    reader.next_due = clock.next_look(now)  # polled, recently active, unchanged
+                    continue
+                seen = reader.state.last_data_monotonic
                 if reader.pump(ROUND_BUDGET):
                     more = True
                     reader.next_due = now
+                elif clock is not None:
+                    reader.next_due = clock.after_read(now, reader.state.last_data_monotonic != seen)
                 else:
-                    reader.next_due = now + (SAFETY_POLL_S if reader.event_driven else self.poll_interval)
+                    reader.next_due = now + SAFETY_POLL_S
+                active = active or reader.state.last_data_monotonic != seen
             if self._watcher is not None and self._watcher.error and not watcher_failed:
                 watcher_failed = True
                 for reader in self.readers.values():
@@ -462,6 +512,8 @@ class Pipeline:
                     self._rediscover()
                     last_discovery = now
                     more = True  # read new sources at once
+            if active and self.on_activity is not None:
+                self.on_activity()
             if more:
                 woken = self._wake.is_set()
                 self._wake.clear()
@@ -472,6 +524,12 @@ class Pipeline:
                 timeout = min(timeout, REDISCOVER_MIN_GAP_S)
             woken = self._wake.wait(min(max(timeout, 0.005), MAX_SLEEP_S))
             self._wake.clear()
+
+    def _poll_clock(self, reader: SourceReader) -> PollClock:
+        clock = self._poll_clocks.get(reader.spec.name)
+        if clock is None:
+            clock = self._poll_clocks[reader.spec.name] = PollClock(self.poll_interval)
+        return clock
 
     def start(self) -> threading.Thread:
         self._thread = threading.Thread(target=self.follow, name="trainwatch-ingest", daemon=True)

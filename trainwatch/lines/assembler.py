@@ -21,6 +21,7 @@ import codecs
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from trainwatch.lines.sanitize import sanitize
 
@@ -28,6 +29,25 @@ MAX_LINE_BYTES = 256 * 1024
 _KEEP = 32 * 1024
 # Anything sanitize() would touch, other than the line separators themselves.
 _DIRTY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+_CLEAN_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n"
+
+
+def _lines_short(data: bytes, end: int, limit: int) -> bool:
+    """No line of data[:end] is longer than `limit` bytes (so characters): a longer line would
+    contain a whole window of limit/2 bytes without a newline. False: look closer."""
+    window = limit // 2
+    for start in range(0, end, window):
+        if data.find(b"\n", start, min(end, start + window)) == -1:
+            return False
+    return True
+
+
+@lru_cache(maxsize=4)
+def _long_line(limit: int) -> re.Pattern[str]:
+    """A line longer than `limit` characters (`^` fails fast off line starts: one linear scan)."""
+    return re.compile(rf"(?m)^[^\n]{{{limit + 1}}}")
 
 
 class Kind(Enum):
@@ -79,6 +99,33 @@ class LineAssembler:
         if "\x00" in text:
             text = text.replace("\x00", "")
         return self._feed_text(text)
+
+    def feed_clean_block(self, data: bytes) -> tuple[int, str] | None:
+        """Catch-up fast path: the whole lines of `data` as one text, without a `Line` per line.
+
+        Only when they are exactly the lines `feed()` would give: nothing is held (no partial
+        line, no half-decoded character), and the bytes up to the last newline are valid UTF-8
+        without `\r`, NUL, characters `sanitize` would touch or over-long lines. Then those
+        bytes are consumed and `(number of the first line, text ending with "\n")` returned;
+        the caller feeds the rest of `data` (a partial line) with `feed()`. Otherwise nothing
+        is consumed and None is returned."""
+        if self.has_partial or self._decoder.getstate()[0]:
+            return None
+        end = data.rfind(b"\n") + 1
+        if not end:
+            return None
+        try:
+            text = data[:end].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if data[:end].translate(None, _CLEAN_ASCII):  # else plain ASCII without \r: nothing to check
+            if "\r" in text or _DIRTY.search(text):
+                return None
+        if end > self._max and not _lines_short(data, end, self._max) and _long_line(self._max).search(text):
+            return None
+        first = self._next_no
+        self._next_no += text.count("\n")
+        return first, text
 
     def finish(self) -> list[Line]:
         """Real end of input (read to the end, stdin closed): release a final line without newline."""

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from trainwatch.lines.assembler import Line
 from trainwatch.records import Severity
+
+if TYPE_CHECKING:
+    from trainwatch.parsers.bulk import BulkTemplate
 
 
 class Emitter(Protocol):
@@ -97,3 +100,13 @@ class Parser(ABC):
 
     def finish(self, out: Emitter) -> None:  # noqa: B027 - optional hook
         """End of input: release anything held for a multi-line block."""
+
+    def bulk_template(self, text: str) -> BulkTemplate | None:
+        """Called right after this parser understood `text` (catch-up only): the exact shape of
+        such lines, so history can be read in bulk (see `parsers/bulk.py`). None: per line."""
+        return None
+
+    def bulk_declines(self, template: BulkTemplate) -> bool:
+        """True if every line of another parser's `template` is one this parser is offered but
+        rejects without any side effect (so the bulk path may skip offering it)."""
+        return False

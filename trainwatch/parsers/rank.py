@@ -48,11 +48,12 @@ _TEXT = re.compile(_MEMBERSHIP_FORMS + r"|\brank=(\d{1,9})(?!\d)\b|\bRANK: ?(\d{
 # Forms that say a rank exists (noted for `summary` even when nothing is parsed from the
 # line); `rank=` alone is not one: "LoRA rank=64" is a hyperparameter.
 _MEMBERSHIP = re.compile(_MEMBERSHIP_FORMS)
-# Substrings one of which a line must contain to be worth the `_TEXT` regex.
-_TEXT_HINTS = ("ank", "RANK", "(global: ")
+# Substrings one of which a line must contain to be worth the `_TEXT` regex (public: the
+# runner's bulk path keeps lines containing these, or MEMBERSHIP_HINTS, on the line-by-line path).
+TEXT_HINTS = ("ank", "RANK", "(global: ")
 # Each `_MEMBERSHIP_FORMS` alternative contains one of these (keep them in step): `rank=0` on
 # every DeepSpeed timer line then costs a few substring tests, not a regex search.
-_MEMBERSHIP_HINTS = ("Rank", "RANK:", "(global: ", "for rank: ", "(local_rank: ")
+MEMBERSHIP_HINTS = ("Rank", "RANK:", "(global: ", "for rank: ", "(local_rank: ")
 
 # Rank in a path: rank3.log, rank_3, node1_rank7.out, DeepSpeed --enable_each_rank_log
 # `<dir>/<YYYYmmddHHMMSS>_rank<N>.log` (deepspeed/launcher/launch.py), torchrun
@@ -123,7 +124,7 @@ def host_label(text: str) -> str | None:
 
 
 def text_rank(text: str) -> int | None:
-    if not any(h in text for h in _TEXT_HINTS):
+    if not any(h in text for h in TEXT_HINTS):
         return None
     m = _TEXT.search(text)
     if not m:
@@ -133,7 +134,7 @@ def text_rank(text: str) -> int | None:
 
 def mentioned_rank(text: str) -> int | None:
     """A rank a world-membership line names (barrier, init, failure summary lines)."""
-    if not any(h in text for h in _MEMBERSHIP_HINTS):
+    if not any(h in text for h in MEMBERSHIP_HINTS):
         return None
     m = _MEMBERSHIP.search(text)
     if not m:

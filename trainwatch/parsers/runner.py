@@ -20,6 +20,7 @@ Rank attribution and run segments (see `rank.py` for the forms):
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,10 @@ from typing import Any
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Parser
+from trainwatch.parsers.bulk import MAX_TEMPLATES, BulkTemplate, ColumnBlock, admit
 from trainwatch.parsers.rank import (
+    MEMBERSHIP_HINTS,
+    TEXT_HINTS,
     host_label,
     is_launch_banner,
     is_worker_failure,
@@ -45,6 +49,14 @@ from trainwatch.parsers.timestamps import line_time
 from trainwatch.records import Event, Phases, Profile, Record, Severity, Step
 
 Sink = Callable[[Record], None]
+# Catch-up in bulk (`feed_block`); tests/perf compare both paths.
+BULK = True
+# Lines the bulk path scans per regex call: a shape learned in one is used from the next.
+BULK_SLICE = 256 * 1024
+# Parser templates refused before a source stops trying (shapes that cannot be bulk-read).
+MAX_REFUSED = 64
+# What the runner itself reacts to on any line (segments, rank mentions): never in a bulk line.
+SEGMENT_MARKERS = ("exitcode", "attempts left", "OMP_NUM_THREADS", "WORLD INFO DICT")
 # A NaN/inf in these is a `nan` event (other metrics, e.g. a ratio, may legitimately be inf).
 NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
 # Lines held back at the start of a source to decide whether it uses `srun -l` / pdsh labels,
@@ -135,6 +147,19 @@ class SourceParser:
         # work (256 followed files poll once a second each).
         self.changes = 0
         self._eof_done = False  # at_eof ran and no line came since: running it again is a no-op
+        # Bulk catch-up (feed_block): the source's learned line shapes and the open column block.
+        self._raw_sink = sink
+        self._sink = self._emit_record
+        self._templates: list[BulkTemplate] = []
+        self._known_shapes: set[tuple[str, int]] = set()
+        self._refused = 0
+        self._scanner: re.Pattern[str] | None = None
+        self._dispatch: list[tuple[int, int, BulkTemplate]] = []
+        self._catch_all = 0
+        self._bulk_counts: Counter[str] = Counter()
+        self._learning = False
+        self._block: ColumnBlock | None = None
+        self._bulk_pending: tuple[BulkTemplate, int, int, tuple[str, ...], int] | None = None
 
     # ----------------------------------------------------------------- feeding
     def feed_lines(self, lines: Iterable[Line]) -> None:
@@ -206,7 +231,8 @@ class SourceParser:
             self._origins[line.no] = (prefix_rank, host)
             if len(self._origins) > RECENT_ORIGINS:
                 self._origins.popitem(last=False)
-        self._watch_segments(text, host)
+        # `srun -l -n 2 torchrun ...`: each task is its own launcher and prints its own banner.
+        self._watch_segments(text, host if label_rank is None else f"task{label_rank}")
         mentioned = mentioned_rank(text)
         if mentioned is not None:
             self._note_rank(mentioned)
@@ -229,6 +255,8 @@ class SourceParser:
                     break
         if understood and line.kind is Kind.LINE:
             self.stats.understood += 1
+            if self._learning and prefix_rank is None and host is None and not self._label_mode:
+                self._learn(parser, text)
 
     def _safe_feed(self, parser: Parser, text: str, line: Line) -> bool:
         try:
@@ -270,6 +298,226 @@ class SourceParser:
             except Exception:
                 self.stats.parser_errors += 1
         self._flush_pending()
+
+    # --------------------------------------------------------------- bulk path
+    def feed_block(self, first_no: int, text: str) -> None:
+        """Whole lines (`text` ends with a newline), numbered from `first_no`: a catch-up chunk.
+
+        The same records and state as `feed_lines` of those lines, but lines of a shape some
+        parser described (`Parser.bulk_template`) become columns (`ColumnBlock`), not objects.
+        The sink then receives `ColumnBlock`s among the records: only for the store."""
+        pos, no = 0, first_no
+        while self._probe is not None and pos < len(text):  # the label probe holds lines one by one
+            end = text.index("\n", pos)
+            self.feed_line(Line(no, text[pos:end]))
+            pos, no = end + 1, no + 1
+        if not BULK or self._label_mode or self._path_host is not None:
+            if pos < len(text):
+                self.feed_lines(Line(n, t) for n, t in enumerate(text[pos:-1].split("\n"), no))
+            return
+        self._learning = True
+        try:
+            while pos < len(text):
+                end = text.find("\n", pos + BULK_SLICE) + 1 or len(text)
+                no = self._bulk_slice(text, pos, end, no)
+                pos = end
+        finally:
+            self._learning = False
+            self._materialize()
+            self._close_block()
+
+    def _bulk_slice(self, text: str, pos: int, end: int, no: int) -> int:
+        if not self._templates:
+            for line_text in text[pos : end - 1].split("\n"):
+                self.feed_line(Line(no, line_text))
+                no += 1
+            return no
+        scanner = self._scanner
+        if scanner is None:
+            scanner = self._compile()
+        dispatch = self._dispatch
+        lines = self.stats.lines
+        fallback = self._catch_all
+        counts = self._bulk_counts
+        for row in scanner.findall(text, pos, end):
+            for probe, off, template in dispatch:
+                if row[probe]:
+                    groups = row[off : off + template.ngroups]
+                    if template.kind == "phases":
+                        done = self._bulk_phases(template, groups)
+                    else:
+                        done = self._bulk_step(template, groups, no)
+                    if done:
+                        counts[template.owner.name] += 1
+                    else:
+                        self._bulk_fallback(no, template.text(groups), learn=False)
+                    break
+            else:
+                self._bulk_fallback(no, row[fallback], learn=True)
+            no += 1
+        self._settle_counts(lines)
+        return no
+
+    def _settle_counts(self, lines_before: int) -> None:
+        """Per-line counters of the lines taken in bulk (the fallbacks counted their own)."""
+        counts = self._bulk_counts
+        n = sum(counts.values())
+        if n:
+            self.stats.lines += n
+            self.stats.understood += n
+            self.stats.records.update(counts)
+            self.changes += n
+            self._eof_done = False
+            counts.clear()
+
+    def _compile(self) -> re.Pattern[str]:
+        dispatch: list[tuple[int, int, BulkTemplate]] = []
+        off = 0
+        for template in self._templates:
+            dispatch.append((off + template.probe, off, template))
+            off += template.ngroups
+        self._dispatch = dispatch
+        self._catch_all = off
+        alternatives = "|".join(t.regex for t in self._templates)
+        self._scanner = re.compile(f"(?:{alternatives}|(.*))\n")
+        return self._scanner
+
+    def _learn(self, parser: Parser, text: str) -> None:
+        if len(self._templates) >= MAX_TEMPLATES or self._refused >= MAX_REFUSED:
+            return
+        try:
+            template = parser.bulk_template(text)
+        except Exception:
+            template = None
+        if template is None:
+            return
+        key = (template.regex, id(parser))
+        if key in self._known_shapes:
+            return
+        self._known_shapes.add(key)
+        never = (*SEGMENT_MARKERS, *MEMBERSHIP_HINTS, *(TEXT_HINTS if template.rank_group is None else ()))
+        if admit(template, text, self._triggered, never):
+            self._templates.append(template)
+            self._scanner = None
+        else:
+            self._refused += 1
+
+    def _bulk_rank(self, template: BulkTemplate, groups: tuple[str, ...]) -> int | None:
+        """The rank `_rank` would give such a line, when certain; else None (per line)."""
+        if template.rank_group is not None:
+            rank = int(groups[template.rank_group])
+            if rank not in self._reporting_ranks:
+                self._reporting_ranks.add(rank)
+                self._note_rank(rank)
+            return rank
+        if self._path_rank is not None:
+            return self._path_rank
+        if len(self._reporting_ranks) == 1:
+            return next(iter(self._reporting_ranks))
+        return None
+
+    def _bulk_phases(self, template: BulkTemplate, groups: tuple[str, ...]) -> bool:
+        if template.ready is not None and not template.ready():
+            return False
+        rank = self._bulk_rank(template, groups)
+        if rank is None:
+            return False
+        if self._pending is not None:
+            self._flush_pending()
+        elif self._bulk_pending is not None:
+            self._flush_bulk_pending()
+        step = template.on_line(groups)
+        self._add_row(rank, template, step, groups)
+        return True
+
+    def _bulk_step(self, template: BulkTemplate, groups: tuple[str, ...], no: int) -> bool:
+        if template.ready is not None and not template.ready():
+            return False
+        step = int(groups[template.step_group])  # type: ignore[index]
+        rank = self._bulk_rank(template, groups)
+        if rank is None:
+            return False
+        pending = self._pending
+        if pending is not None:
+            if pending.rank == rank and pending.step == step and pending.host is None:
+                return False  # merged with the previous line's step: per line
+            self._flush_pending()
+        elif self._bulk_pending is not None:
+            held = self._bulk_pending
+            if held[1] == rank and held[2] == step:
+                return False
+            self._flush_bulk_pending()
+        template.on_line(groups)
+        self._bulk_pending = (template, rank, step, groups, no)
+        return True
+
+    def _flush_bulk_pending(self) -> None:
+        """`_flush_pending` of a step held by the bulk path: a column row when nothing is unusual."""
+        template, rank, step, groups, _no = self._bulk_pending  # type: ignore[misc]
+        prev = self._last_by_stream.get((None, rank))
+        if self._attempt_event_due or (prev is not None and step <= prev) or _bad(template, groups):
+            self._materialize()
+            self._flush_pending()
+            return
+        self._bulk_pending = None
+        self._last_by_stream[(None, rank)] = step
+        self._last_step[rank] = step
+        self._last_step[None] = step
+        self._add_row(rank, template, step, groups)
+
+    def _add_row(self, rank: int, template: BulkTemplate, step: int | None, groups: tuple[str, ...]) -> None:
+        block = self._block
+        if block is None:
+            block = self._block = ColumnBlock(self.source, self._attempt)
+        group = block.groups.get((rank, template))
+        if group is None:
+            group = block.group(rank, template)
+            if group is None:  # another shape feeds the same series: keep their order
+                self._close_block()
+                block = self._block = ColumnBlock(self.source, self._attempt)
+                group = block.group(rank, template)
+                assert group is not None
+        group.rows.append(groups)
+        group.steps.append(step)
+        group.last = block.rows
+        if template.kind == "step":
+            group.rows_at.append(block.rows)
+            order = block.step_order.get(rank)
+            if order is None:
+                order = block.step_order[rank] = []
+            order.append(step)  # type: ignore[arg-type]
+        block.rows += 1
+
+    def _materialize(self) -> None:
+        """A step the bulk path holds becomes the per-line path's pending step."""
+        held = self._bulk_pending
+        if held is None:
+            return
+        self._bulk_pending = None
+        template, rank, step, groups, no = held
+        self._pending = _PendingStep(rank, step, None, no, template.metrics(groups), None)
+
+    def _bulk_fallback(self, no: int, text: str, *, learn: bool) -> None:
+        self._materialize()
+        self._learning = learn
+        try:
+            self.feed_line(Line(no, text))
+        finally:
+            self._learning = True
+
+    def _close_block(self) -> None:
+        block = self._block
+        if block is not None:
+            self._block = None
+            if block.rows:
+                self._raw_sink(block)  # type: ignore[arg-type]
+
+    def _emit_record(self, record: Record) -> None:
+        """Steps and phases go out after the rows of the lines before them. Events and
+        profiles touch nothing the rows touch in the store: they need not close the block."""
+        if self._block is not None and type(record) in (Step, Phases):
+            self._close_block()
+        self._raw_sink(record)
 
     # ------------------------------------------------------------ Emitter API
     def step(
@@ -598,6 +846,15 @@ def _consistently(texts: Sequence[str], labelled: Callable[[str], bool]) -> bool
     rest = flags[flags.index(True) :]
     n = sum(rest)
     return n >= PROBE_MIN_LABELLED and n * 4 >= len(rest) * 3
+
+
+def _bad(template: BulkTemplate, groups: tuple[str, ...]) -> bool:
+    """A NaN/inf in a watched metric: its `nan` event comes from the per-line path."""
+    for g in template.nan_groups:
+        value = float(groups[g])
+        if value != value or value in (math.inf, -math.inf):
+            return True
+    return False
 
 
 def _differs(a: float, b: float) -> bool:

@@ -5,6 +5,11 @@ made by other clients of a network filesystem, so sources on NFS/Lustre/GPFS/CIF
 (found in /proc/mounts) are polled. Parent directories are watched, not the files:
 a watch on a file dies when the file is renamed or replaced (watchfiles#235). The
 pipeline stat-polls every source anyway as a safety net; the watcher only makes it fast.
+
+watchfiles' loop wakes every `step` ms to look for changes and its stop event: 10 ms costs
+0.8 % of a core on the 2-core dev machine, 25 ms 0.34 %, 50 ms 0.2 % (tests/bench, idle). A
+batch is handed over one to two steps after the write, so `latency_ms=50` (step 25 ms) keeps
+append-to-record well under 100 ms while an idle dashboard stays under 1 % of a core.
 """
 
 from __future__ import annotations
@@ -96,7 +101,7 @@ class DirWatcher:
     `error` says why and the caller keeps polling.
     """
 
-    def __init__(self, on_change: Callable[[set[str]], None], latency_ms: int = 20) -> None:
+    def __init__(self, on_change: Callable[[set[str]], None], latency_ms: int = 50) -> None:
         self._on_change = on_change
         self._latency_ms = latency_ms
         self._dirs: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())

@@ -36,33 +36,27 @@ class Series:
         if len(self.values) > self.capacity:
             self._compact()
 
+    def extend(self, steps: array[float], values: array[float], times: array[float]) -> None:
+        """`append` of every point in turn, in slices: compaction happens at the same points."""
+        n = len(values)
+        i = 0
+        while i < n:
+            j = min(n, i + self.capacity + 1 - len(self.values))
+            self.steps.extend(steps[i:j])
+            self.values.extend(values[i:j])
+            self.times.extend(times[i:j])
+            self.count += j - i
+            i = j
+            if len(self.values) > self.capacity:
+                self._compact()
+
     def _compact(self) -> None:
         half = (len(self.values) // 2) // 4 * 4
         steps, values, times = self.steps, self.values, self.times
-        keep: list[int] = []  # indices kept, in order
-        # Groups of four as tuples (C-level strided slices): the per-group work is a few
-        # comparisons, since compaction touches two points per point appended.
-        groups = zip(values[0:half:4], values[1:half:4], values[2:half:4], values[3:half:4], strict=True)
-        for i, g in zip(range(0, half, 4), groups, strict=True):
-            a, b, c, d = g
-            if a == a and b == b and c == c and d == d:  # no NaN: the first min and the first max
-                lo, hi = g.index(min(g)), g.index(max(g))
-            else:
-                finite = [j for j in range(4) if not math.isnan(g[j])]
-                if not finite:
-                    keep += (i, i + 3)
-                    continue
-                lo = min(finite, key=g.__getitem__)
-                hi = max(finite, key=g.__getitem__)
-            if lo < hi:
-                keep += (i + lo, i + hi)
-            elif hi < lo:
-                keep += (i + hi, i + lo)
-            else:
-                keep.append(i + lo)
-        new_steps = array("d", [steps[j] for j in keep])
-        new_values = array("d", [values[j] for j in keep])
-        new_times = array("d", [times[j] for j in keep])
+        keep = _keep_min_max(values, half)
+        new_steps = array("d", map(steps.__getitem__, keep))
+        new_values = array("d", map(values.__getitem__, keep))
+        new_times = array("d", map(times.__getitem__, keep))
         new_steps.extend(steps[half:])
         new_values.extend(values[half:])
         new_times.extend(times[half:])
@@ -84,3 +78,30 @@ class Series:
         if last_n is None:
             return self.steps, self.values
         return self.steps[-last_n:], self.values[-last_n:]
+
+
+def _keep_min_max(values: array[float], half: int) -> list[int]:
+    """Indices kept of values[:half]: per group of four the first minimum and the first
+    maximum, in order; NaNs are skipped, an all-NaN group keeps its ends."""
+    keep: list[int] = []  # indices kept, in order
+    # Groups of four as tuples (C-level strided slices): the per-group work is a few
+    # comparisons, since compaction touches two points per point appended.
+    groups = zip(values[0:half:4], values[1:half:4], values[2:half:4], values[3:half:4], strict=True)
+    for i, g in zip(range(0, half, 4), groups, strict=True):
+        a, b, c, d = g
+        if a == a and b == b and c == c and d == d:  # no NaN: the first min and the first max
+            lo, hi = g.index(min(g)), g.index(max(g))
+        else:
+            finite = [j for j in range(4) if not math.isnan(g[j])]
+            if not finite:
+                keep += (i, i + 3)
+                continue
+            lo = min(finite, key=g.__getitem__)
+            hi = max(finite, key=g.__getitem__)
+        if lo < hi:
+            keep += (i + lo, i + hi)
+        elif hi < lo:
+            keep += (i + hi, i + lo)
+        else:
+            keep.append(i + lo)
+    return keep

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import threading
 import time as _time
+from array import array
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import NamedTuple
 
+from trainwatch.parsers.bulk import ColumnBlock, merged_latest
 from trainwatch.records import Event, Phases, Profile, Record, Step
 from trainwatch.store.series import DEFAULT_CAPACITY, Series
 
@@ -119,10 +121,14 @@ class Store:
             self.version += 1
         return state
 
-    def add_many(self, records: Iterable[Record]) -> None:
+    def add_many(self, records: Iterable[Record | ColumnBlock]) -> None:
+        """Records, and the column blocks of the catch-up path (the same records, in columns)."""
         with self.lock:
             for record in records:
-                self._add(record)
+                if type(record) is ColumnBlock:
+                    self.extend(record)
+                else:
+                    self._add(record)  # type: ignore[arg-type]
             self.version += 1
 
     def add(self, record: Record) -> None:
@@ -216,6 +222,70 @@ class Store:
         if obs is None:
             obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
         obs.append(StepObservation(record.step, t, _time.monotonic()))
+
+    def extend(self, block: ColumnBlock) -> None:
+        """What `_add` of each row's `Phases`/`Step` record (no log time) would do, per series
+        in one call. Rows of one (rank, series) are in line order; the block's rows come after
+        every record the pipeline delivered before it."""
+        source = block.source
+        if source not in self.sources:
+            self.sources[source] = SourceState(source)
+        groups = block.ordered()
+        columns = {id(g): g.template.columns(g.rows) for g in groups}
+        by_key: dict[tuple[int, str], list] = {}
+        last_total: tuple[int, float] | None = None
+        for g in groups:
+            n = len(g.rows)
+            self.records_added += n
+            self.ranks.add(g.rank)
+            kind = "phase" if g.template.kind == "phases" else "metric"
+            if kind == "phase":
+                xs = array("d", [math.nan if s is None else float(s) for s in g.steps])
+            else:
+                xs = array("d", map(float, g.steps))  # type: ignore[arg-type]
+            times = array("d", [math.nan]) * n
+            named = self._named(source, g.rank, kind)
+            for name, col in zip(g.template.names, columns[id(g)], strict=True):
+                if kind == "metric" and name == "total_steps":
+                    for i in range(n - 1, -1, -1):
+                        if col[i] > 0:  # (never NaN: an integer)
+                            if last_total is None or g.rows_at[i] > last_total[0]:
+                                last_total = (g.rows_at[i], col[i])
+                            break
+                    continue
+                s = named.get(name)
+                if s is None:
+                    s = self._append(named, source, g.rank, kind, name)
+                s.extend(xs, array("d", col), times)
+            by_key.setdefault((g.rank, kind), []).append(g)
+        if last_total is not None:
+            self.total_steps = int(last_total[1])
+        for (rank, kind), gs in by_key.items():
+            key = RankKey(source, rank)
+            updates = merged_latest(gs, columns)
+            if kind == "phase":
+                merged = self.latest_phases.get(key)
+                if merged is None:
+                    merged = self.latest_phases[key] = {}
+                merged.update(updates)
+                continue
+            latest = self.latest.get(key)
+            if latest is None:
+                latest = self.latest[key] = {}
+            latest.update(updates)
+            steps = block.step_order[rank]
+            self.step_records[key] += len(steps)
+            prev = self.latest_step.get(key)
+            for step in steps:
+                if prev is None or step >= prev or step < prev - 1:
+                    prev = step
+            if prev is not None:
+                self.latest_step[key] = prev
+            obs = self.observations.get(key)
+            if obs is None:
+                obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
+            seen = _time.monotonic()
+            obs.extend(StepObservation(step, math.nan, seen) for step in steps[-CADENCE_WINDOW:])
 
     # ------------------------------------------------------------------- read
     def rank_keys(self) -> list[RankKey]:

@@ -27,6 +27,7 @@ alone: those are single collective calls, not phases of a training step.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import ClassVar
 
@@ -34,6 +35,7 @@ from trainwatch.lines.assembler import Line
 from trainwatch.names import phase_name
 from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.bulk import DECIMAL, INT, BulkTemplate, Part, can_straddle
 
 _TIMER = re.compile(
     r"(?:\[Rank (?P<rank_a>\d{1,18}(?!\d))\]\s+)?(?:\brank=(?P<rank_b>\d{1,18}(?!\d))\s+)?\btime \(ms\)\s*\|(?P<body>.*)$"
@@ -183,6 +185,59 @@ class DeepSpeedParser(Parser):
             # until the next `step=N`. Not a record: other parsers may still want the line.
             self._cur = None
         return False
+
+    # ----------------------------------------------------------------- bulk
+    def bulk_template(self, text: str) -> BulkTemplate | None:
+        """`rank=N time (ms) | name: 1.23 | ...` as DeepSpeed prints it: the hot line of a
+        `wall_clock_breakdown` log. The step moves as `_timer_line` moves it."""
+        m = _PRINTED_LINE.match(text)
+        if m is None or not _PRINTED_BODY.fullmatch(m.group("body")):
+            return None
+        raw = tuple(name for name, _value in _PRINTED_PAIR.findall(m.group("body")))
+        names_of, kind = _timer_kind(raw)
+        parts: list[Part] = ["rank=", INT, " time (ms) |"]
+        for i, name in enumerate(raw):
+            parts += [" | " if i else " ", f"{name}: ", DECIMAL]
+        values = tuple((i + 1, names_of[i], True) for i in range(len(raw)))
+        if len(set(raw)) != len(raw):
+            return None  # a repeated name: the dict keeps one (per line)
+        return BulkTemplate(self, "phases", tuple(parts), values, self._bulk_step(kind), rank_group=0)
+
+    def _bulk_step(self, kind: str) -> Callable[[tuple[str, ...]], int | None]:
+        def optimizer(_groups: tuple[str, ...]) -> int | None:
+            if self._cur is not None and self._cur_has_opt:
+                self._cur += 1
+            self._cur_has_opt = True
+            return self._cur
+
+        def microstep(_groups: tuple[str, ...]) -> int | None:
+            return self._cur
+
+        def global_(_groups: tuple[str, ...]) -> int | None:
+            step = self._cur
+            if self._cur is not None:
+                self._cur += 1
+            self._cur_has_opt = False
+            return step
+
+        def other(_groups: tuple[str, ...]) -> int | None:
+            return None
+
+        return {"optimizer": optimizer, "microstep": microstep, "global": global_}.get(kind, other)
+
+    def bulk_declines(self, template: BulkTemplate) -> bool:
+        """Megatron's `time (ms) | forward: .. | batch generator: ..`: an unranked timer line
+        with a name DeepSpeed never prints is rejected by `_timer_line` before any state change,
+        whatever its values (names are literal text of the shape, values have no `|` or `:`)."""
+        if template.owner is self or any(can_straddle(template.parts, s) for s in ("rank=", "[Rank ")):
+            return False
+        line = template.sample()
+        if "rank=" in line or "[Rank " in line:
+            return False
+        m = _TIMER.search(line)
+        if m is None or m.group("rank_a") or m.group("rank_b"):
+            return False
+        return not _all_deepspeed_names(m.group("body"))
 
     # -------------------------------------------------------------- timers
     def _timer_line(self, text: str, out: Emitter) -> bool:

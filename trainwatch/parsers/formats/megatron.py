@@ -27,6 +27,7 @@ from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, phase_name, snake
 from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.bulk import DECIMAL, INT, NUMBER, PAD, BulkTemplate, Part
 
 _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
 _ITERATION = re.compile(r"(?<![\w-])iteration[\s=]*(?P<n>\d{1,18}(?!\d))\s*/\s*(?P<m>\d{1,18}(?!\d))\s*\|")
@@ -160,6 +161,75 @@ class MegatronParser(Parser):
 
     def finish(self, out: Emitter) -> None:
         self._close_block(out, complete=True)
+
+    # ----------------------------------------------------------------- bulk
+    def bulk_template(self, text: str) -> BulkTemplate | None:
+        """The iteration and timers lines as Megatron prints them (no timestamp): the shapes a
+        long run repeats. Steps move as `_iteration` / `_timers` move them."""
+        if _STAMP.match(text):
+            return None
+        if "iteration" in text:
+            return self._iteration_template(text)
+        if "time (ms)" in text:
+            return self._timers_template(text)
+        return None
+
+    def _bulk_ready(self) -> bool:
+        return self._block is None  # an open block is closed by the next line: per line
+
+    def _iteration_template(self, text: str) -> BulkTemplate | None:
+        m = _ITERATION.search(text)
+        if m is None or text[: m.start()].strip():
+            return None
+        tail = text[m.end() :]
+        if not _PRINTED_FIELDS.fullmatch(tail):
+            return None
+        parts: list[Part] = [text[: m.start()] + "iteration", PAD, INT, PAD, "/", PAD, INT, PAD, "|"]
+        values: list[tuple[int, str, bool]] = []
+        for i, field in enumerate(_PRINTED_FIELD.finditer(tail)):
+            name, in_ms = _label(field.group(1))
+            parts += [tail[field.start() : field.start(2)], NUMBER, " |"]
+            values.append((6 + i, name, in_ms))
+
+        def on_line(groups: tuple[str, ...]) -> int | None:
+            self._last_iter = int(groups[1])
+            return self._last_iter
+
+        return BulkTemplate(
+            self,
+            "step",
+            tuple(parts),
+            tuple(values),
+            on_line,
+            step_group=1,
+            extras=(("total_steps", 4),),
+            ready=self._bulk_ready,
+            absent=("time across ranks", "validation loss at iteration", "memory (MB)"),
+        )
+
+    def _timers_template(self, text: str) -> BulkTemplate | None:
+        m = _TIMERS.match(text)
+        if m is None or not _PRINTED_TIMERS.fullmatch(m.group("body")):
+            return None
+        body = m.group("body")
+        parts: list[Part] = [text[: m.start("body")]]
+        values: list[tuple[int, str, bool]] = []
+        for i, (name, _value) in enumerate(_PRINTED_TIMER.findall(body)):
+            parts += [" | " if i else " ", f"{name}: ", DECIMAL]
+            values.append((i, phase_name(name), True))
+
+        def on_line(_groups: tuple[str, ...]) -> int | None:
+            return self._last_iter
+
+        return BulkTemplate(
+            self,
+            "phases",
+            tuple(parts),
+            tuple(values),
+            on_line,
+            ready=self._bulk_ready,
+            absent=("time across ranks", "iteration"),
+        )
 
     # ------------------------------------------------------------ iteration
     def _iteration(self, text: str, out: Emitter) -> bool:

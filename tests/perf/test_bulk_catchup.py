@@ -1,0 +1,303 @@
+"""The bulk catch-up path (parsers/bulk.py, `SourceParser.feed_block`) leaves exactly the store
+the per-line path leaves.
+
+Both are run (`runner.BULK` on/off, like the `FAST` switches of test_fast_paths.py) over every
+seed, real log and sample log, over a few MB of seed 004 repeated by tests/bench/make_big_log.py
+with a restart, a NaN, an inf and a second rank spliced in, and over mutated hot lines; the
+`summary --json` object, the store's contents (every series point, latest values, steps,
+events, counts) and the raw-log ring must be identical. The bulk thresholds are lowered so
+that small logs go through the bulk path too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REAL_LOGS, SAMPLES, SEEDS, seed
+
+from trainwatch import pipeline as pipeline_module
+from trainwatch.lines.assembler import Line
+from trainwatch.parsers import runner
+from trainwatch.parsers.bulk import ColumnBlock
+from trainwatch.parsers.registry import new_parsers
+from trainwatch.parsers.runner import SourceParser
+from trainwatch.pipeline import Pipeline
+from trainwatch.records import to_dict
+from trainwatch.store.store import Store
+from trainwatch.views.summary import summary_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import make_big_log  # tests/bench/make_big_log.py
+
+LOGS = sorted(
+    [p for p in SEEDS.glob("*") if p.is_file()]
+    + [p for p in REAL_LOGS.glob("*") if p.is_file()]
+    + [p for p in SAMPLES.glob("*.log") if p.is_file()]
+)
+
+# Real lines, /work/shared/seeds/004 (DeepSpeed ZeRO + Megatron-LM GPT-2).
+DS_LINE = "rank=0 time (ms) | optimizer_gradients: 18.83 | optimizer_step: 132.81 | optimizer_allgather: 21.99"
+ITER_LINE = (
+    " iteration        5/ 1000000 | elapsed time per iteration (ms): 1196.2 | learning rate 7.500E-08 |"
+    " lm loss 1.098990E+01 | loss scale 4096.0 |"
+)
+TIMERS_LINE = (
+    "time (ms) | forward: 567.42 | backward: 516.25 | allreduce: 0.00 | optimizer: 112.33 |"
+    " batch generator: 224.32 | data loader: 222.92"
+)
+STEP_LINE = (
+    "[2020-12-12 00:01:20,672] [INFO] [logging.py:60:log_dist] [Rank 0] step=100, skipped=0,"
+    " lr=[1.5e-06, 1.5e-06], mom=[(0.9, 0.999), (0.9, 0.999)]"
+)
+THROUGHPUT_LINE = "[2020-12-12 00:01:20,672] [INFO] [timer.py:166:stop] 0/100, SamplesPerSec=421.75204796909713"
+_AGO = re.compile(r"[0-9.]+ ?(?:µs|ms|s|min|h) ago")
+
+
+def _r(x: float) -> str:
+    return repr(x)  # NaN == NaN, -0.0 != 0.0
+
+
+def store_dump(store: Store) -> dict[str, Any]:
+    """Everything the views read from the store (not the ingest wall-clock times)."""
+    series = {
+        repr(tuple(k)): (
+            list(map(_r, s.steps)),
+            list(map(_r, s.values)),
+            list(map(_r, s.times)),
+            s.count,
+            s.compactions,
+        )
+        for k, s in store.series.items()
+    }
+    return {
+        "series": series,
+        "series_order": [repr(tuple(k)) for k in store.series],
+        "latest": {repr(k): [(n, _r(v)) for n, v in d.items()] for k, d in store.latest.items()},
+        "latest_phases": {repr(k): [(n, _r(v)) for n, v in d.items()] for k, d in store.latest_phases.items()},
+        "latest_step": {repr(k): v for k, v in store.latest_step.items()},
+        "step_records": {repr(k): v for k, v in store.step_records.items()},
+        "observations": {repr(k): [(o.step, _r(o.log_time)) for o in d] for k, d in store.observations.items()},
+        "last_log_time": {repr(k): _r(v) for k, v in store.last_log_time.items()},
+        "first_log_time": _r(store.first_log_time),
+        "events": sorted(json.dumps(to_dict(e), sort_keys=True) for e in store.events),
+        "event_counts": dict(store.event_counts),
+        "profiles": [json.dumps(to_dict(p), sort_keys=True) for p in store.profiles],
+        "ranks": sorted(store.ranks),
+        "total_steps": store.total_steps,
+        "records_added": store.records_added,
+    }
+
+
+def _source_dump(store: Store) -> dict[str, Any]:
+    out = {}
+    for name, st in store.sources.items():
+        out[name] = (
+            st.formats,
+            st.lines,
+            st.not_understood,
+            st.duplicate_steps,
+            st.parser_errors,
+            sorted(st.ranks_seen),
+            list(st.recent),
+        )
+    return out
+
+
+def _run(paths: list[str], bulk: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+    monkeypatch.setattr(runner, "BULK", bulk)
+    pipeline = Pipeline(paths)
+    pipeline.read_to_end()
+    store = pipeline.store
+    # "last step 7 µs ago": the ingest wall clock, the one thing two runs cannot share
+    text = _AGO.sub("<ago>", json.dumps(summary_json(store), sort_keys=True, default=str, ensure_ascii=False))
+    summary = json.loads(text)
+    return summary, store_dump(store), _source_dump(store)
+
+
+@pytest.fixture
+def small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small logs through the bulk path: any read, shapes learned every few lines."""
+    monkeypatch.setattr(pipeline_module, "BULK_MIN_BYTES", 1)
+    monkeypatch.setattr(runner, "BULK_SLICE", 2048)
+
+
+def _assert_same(path_list: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    bulk = _run(path_list, True, monkeypatch)
+    per_line = _run(path_list, False, monkeypatch)
+    assert bulk[0] == per_line[0], "summary --json differs"
+    assert bulk[1] == per_line[1], "store contents differ"
+    assert bulk[2] == per_line[2], "source state / raw-log ring differs"
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name[:60])
+def test_bulk_and_per_line_agree_on_every_log(path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None) -> None:
+    _assert_same([str(path)], monkeypatch)
+
+
+def test_the_bulk_path_is_taken_on_seed_004(monkeypatch: pytest.MonkeyPatch, small_bulk: None) -> None:
+    """Otherwise the comparisons above would compare the per-line path with itself."""
+    blocks: list[ColumnBlock] = []
+    original = Store.extend
+
+    def spy(self: Store, block: ColumnBlock) -> None:
+        blocks.append(block)
+        original(self, block)
+
+    monkeypatch.setattr(Store, "extend", spy)
+    pipeline = Pipeline([str(seed("004"))])
+    pipeline.read_to_end()
+    shapes = {(g.template.owner.name, g.template.kind) for b in blocks for g in b.groups.values()}
+    assert shapes == {("deepspeed", "phases"), ("megatron", "phases"), ("megatron", "step")}
+    rows = sum(len(b) for b in blocks)
+    assert rows > 0.9 * (23000 + 4600 + 4600)  # nearly every hot line of the 33k-line log
+
+
+def _big_log(tmp_path: Path, splice: list[tuple[float, str]]) -> Path:
+    """~3 MB of seed 004 repeated (make_big_log), with lines spliced in at fractions of it."""
+    path = tmp_path / "big.log"
+    make_big_log.build(path, 3)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for fraction, text in sorted(splice, reverse=True):
+        at = int(len(lines) * fraction)
+        lines[at:at] = text.split("\n")
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def test_bulk_and_per_line_agree_on_a_big_log_with_a_restart_nan_and_a_second_rank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _big_log(
+        tmp_path,
+        [
+            (0.2, ITER_LINE.replace("1.098990E+01", "1E+999")),  # float() gives inf: a nan event
+            (0.3, ITER_LINE.replace(" 5/", " 7/")),  # steps go back: a restart
+            (0.35, ITER_LINE.replace(" 5/", " 7/")),  # the very same line again
+            (0.4, DS_LINE.replace("rank=0", "rank=1")),  # a second reporting rank: unranked lines now unknown
+            (0.5, "[2024-05-01 10:00:00] iteration 3/ 10 | lm loss 2.0 |"),  # a stamped form, per line
+            (0.6, " iteration        5/ 1000000 | lm loss nan |"),
+            (0.7, "(min, max) time across ranks (ms):\n    forward-compute ....: (1.0, 2.0)"),
+        ],
+    )
+    monkeypatch.setattr(pipeline_module, "BULK_MIN_BYTES", 1)
+    _assert_same([str(path)], monkeypatch)
+
+
+def test_a_big_log_is_read_in_bulk_at_the_default_thresholds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _big_log(tmp_path, [])
+    _assert_same([str(path)], monkeypatch)
+
+
+# ------------------------------------------------------------------ mutated hot lines
+def _mutate(rng: random.Random, text: str) -> str:
+    """A hot line changed the ways logs and torn writes change them."""
+    choice = rng.randrange(9)
+    i = rng.randrange(len(text))
+    if choice == 0:
+        return text[:i] + text[i + 1 :]  # a character lost
+    if choice == 1:
+        return text[:i] + rng.choice("0123456789.-+eE |:=x") + text[i:]
+    if choice == 2:
+        return text[:i]  # torn
+    if choice == 3:
+        return text.replace("rank=0", f"rank={rng.choice([1, 2, 10**6, 10**18])}")
+    if choice == 4:
+        return text.replace(" 5/", f" {rng.choice([1, 3, 5, 9, 10**17])}/")
+    if choice == 5:
+        return text.replace("1.098990E+01", rng.choice(["nan", "inf", "1E+400", "-0.0", "1.0E-400", "١٢.٥"]))
+    if choice == 6:
+        return "[rank1]:" + text
+    if choice == 7:
+        return text.replace(" ", "  ", 1)
+    return text
+
+
+def _records_to_store(texts: list[str], bulk: bool) -> dict[str, Any]:
+    store = Store()
+    sink: list[Any] = []
+    parser = SourceParser("out.log", new_parsers(), sink.append, path="out.log")
+    if bulk:
+        parser.feed_block(1, "".join(t + "\n" for t in texts))
+    else:
+        parser.feed_lines(Line(i + 1, t) for i, t in enumerate(texts))
+    parser.finish()
+    store.add_many(sink)
+    st = parser.stats
+    return {
+        "store": store_dump(store),
+        "stats": (
+            st.lines,
+            st.understood,
+            dict(st.records),
+            st.duplicate_steps,
+            st.parser_errors,
+            sorted(st.ranks_seen),
+        ),
+    }
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_bulk_and_per_line_agree_on_mutated_hot_lines(trial: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shuffled, repeated and mutated real lines: a half-matching line must take the per-line
+    path (and give what it gives there), never a number from the bulk path."""
+    monkeypatch.setattr(runner, "BULK_SLICE", 512)
+    rng = random.Random(trial)
+    base = [DS_LINE] * 5 + [ITER_LINE, TIMERS_LINE, STEP_LINE, THROUGHPUT_LINE]
+    texts: list[str] = [DS_LINE] * 20 + [ITER_LINE, TIMERS_LINE] * 4  # the shapes get learned
+    step = 5
+    for _ in range(300):
+        text = rng.choice(base)
+        if text is ITER_LINE:
+            step += rng.choice([5, 5, 5, 0, -5])
+            text = text.replace(" 5/", f" {max(step, 0)}/")
+        if rng.random() < 0.15:
+            text = _mutate(rng, text)
+        texts.append(text)
+    bulk = _records_to_store(texts, True)
+    per_line = _records_to_store(texts, False)
+    assert bulk == per_line
+
+
+def test_nan_in_a_hot_line_is_an_event_in_bulk_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [DS_LINE, ITER_LINE, TIMERS_LINE] * 10 + [ITER_LINE.replace("5/", "500/").replace("1.098990E+01", "1E+999")]
+    texts += [TIMERS_LINE]
+    monkeypatch.setattr(runner, "BULK_SLICE", 64)
+    bulk = _records_to_store(texts, True)
+    assert bulk["store"]["event_counts"].get("nan") == 1
+    assert bulk == _records_to_store(texts, False)
+
+
+def test_series_extend_compacts_like_append() -> None:
+    from array import array
+
+    from trainwatch.store.series import Series
+
+    rng = random.Random(3)
+    for _ in range(50):
+        one, bulk = Series(64), Series(64)
+        points = [(float(k), rng.choice([math.nan, rng.random(), -0.0, 0.0])) for k in range(rng.randint(0, 700))]
+        for x, v in points:
+            one.append(x, v, math.nan)
+        i = 0
+        while i < len(points):
+            j = i + rng.randint(1, 200)
+            chunk = points[i:j]
+            bulk.extend(
+                array("d", [x for x, _ in chunk]),
+                array("d", [v for _, v in chunk]),
+                array("d", [math.nan]) * len(chunk),
+            )
+            i = j
+        assert (list(map(_r, one.values)), list(one.steps), one.count, one.compactions) == (
+            list(map(_r, bulk.values)),
+            list(bulk.steps),
+            bulk.count,
+            bulk.compactions,
+        )

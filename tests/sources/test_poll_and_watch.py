@@ -1,0 +1,102 @@
+"""Adaptive polling (a polled file that grows is looked at every 50 ms, a quiet one at the
+configured interval) and the directory watcher's bookkeeping (recursive roots, directories that
+appear later, dropped directories)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from trainwatch.sources.poll import ACTIVE_S, FAST_S, PollClock
+from trainwatch.sources.watch import DirWatcher
+
+
+def test_a_quiet_file_is_read_once_per_interval() -> None:
+    clock = PollClock(0.25)
+    assert clock.after_read(100.0, grew=True) == pytest.approx(100.25)  # the history: not a live writer
+    assert clock.after_read(100.25, grew=False) == pytest.approx(100.5)
+    assert not clock.stat_is_enough(100.5)  # the full read is due: a cached size is not trusted
+
+
+def test_a_growing_file_is_stat_checked_often_until_it_goes_quiet() -> None:
+    clock = PollClock(0.25)
+    clock.after_read(0.0, grew=False)
+    assert clock.after_read(0.25, grew=True) == pytest.approx(0.25 + FAST_S)
+    assert clock.stat_is_enough(0.30)  # between full reads, one stat stands in for a read
+    assert clock.next_look(0.30) == pytest.approx(0.30 + FAST_S)
+    assert clock.next_look(0.48) == pytest.approx(0.50)  # never later than the full read
+    assert clock.after_read(0.25 + ACTIVE_S + 0.1, grew=False) == pytest.approx(0.25 + ACTIVE_S + 0.35)
+
+
+def test_an_interval_shorter_than_the_fast_cadence_keeps_its_meaning() -> None:
+    clock = PollClock(0.02)
+    clock.after_read(0.0, grew=False)
+    assert clock.after_read(1.0, grew=True) == pytest.approx(1.02)
+
+
+class Seen:
+    """Collects what a DirWatcher reports, from its thread."""
+
+    def __init__(self) -> None:
+        self.paths: set[str] = set()
+        self.lock = threading.Lock()
+
+    def __call__(self, paths: set[str]) -> None:
+        with self.lock:
+            self.paths |= paths
+
+    def wait_for(self, path: Path, seconds: float = 5.0) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self.lock:
+                if str(path) in self.paths:
+                    return True
+            time.sleep(0.01)
+        return False
+
+
+def started(watcher: DirWatcher) -> DirWatcher:
+    watcher.start()
+    deadline = time.monotonic() + 5
+    while not watcher.active and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # the watch itself is set up by watchfiles' thread
+    return watcher
+
+
+def test_watcher_reports_files_in_a_directory_created_under_a_recursive_root(tmp_path: Path) -> None:
+    seen = Seen()
+    watcher = DirWatcher(seen)
+    watcher.set_dirs([], [str(tmp_path)])
+    started(watcher)
+    try:
+        (tmp_path / "node3").mkdir()
+        time.sleep(0.2)  # a new rank's directory, then its file
+        (tmp_path / "node3" / "rank_24.log").write_bytes(b"x\n")
+        assert seen.wait_for(tmp_path / "node3" / "rank_24.log")
+    finally:
+        watcher.stop()
+
+
+def test_watcher_drops_directories_no_longer_wanted(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    seen = Seen()
+    watcher = DirWatcher(seen)
+    assert watcher.set_dirs([str(a), str(b)])
+    started(watcher)
+    try:
+        assert watcher.set_dirs([str(b)])
+        assert not watcher.set_dirs([str(b)])  # unchanged: no restart
+        time.sleep(0.3)
+        (a / "out.log").write_bytes(b"x\n")
+        (b / "out.log").write_bytes(b"x\n")
+        assert seen.wait_for(b / "out.log")
+        time.sleep(0.2)
+        assert str(a / "out.log") not in seen.paths
+    finally:
+        watcher.stop()

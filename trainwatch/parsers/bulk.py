@@ -1,0 +1,307 @@
+"""Bulk shapes: the catch-up path that reads a log's hot lines without a Python object per line.
+
+A multi-GB log is millions of lines of a handful of shapes (DeepSpeed `rank=0 time (ms) | ...`,
+Megatron ` iteration N/ M | ...` and `time (ms) | ...`). After a parser has understood such a
+line the normal way, it may describe the line's exact shape as a `BulkTemplate`: the printed
+text as literals and variable parts (numbers, padding), which values are the rank, the step
+and the metrics, and how the parser's own state moves on such a line. `SourceParser` compiles
+a source's templates into one regex, scans whole chunks of history with it, and turns the
+matches into columns (`ColumnBlock`) the store appends in one call per series. Any line that
+is not of a template's shape, or that meets unusual state (a step going back, a NaN, a rank
+that is not certain, a merge with the previous line's step), takes the per-line path, in order.
+
+What keeps this exact is checked when a template is admitted (`admit`), not trusted: which
+parsers' triggers a line of the shape contains must not depend on its values (no trigger can
+straddle a variable part), the strings the runner reacts to (launcher banners, rank mentions)
+can never occur, and every parser offered such a line before its owner declares it declines
+it without side effects. tests/perf/test_bulk_catchup.py compares both paths on every log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import repeat
+from operator import truediv
+from typing import TYPE_CHECKING, Literal
+
+from trainwatch.numbers import ms_to_s
+
+if TYPE_CHECKING:
+    from trainwatch.parsers.base import Parser
+
+MAX_TEMPLATES = 24  # per source: real logs have a handful of hot shapes
+
+
+@dataclass(frozen=True)
+class Var:
+    """A variable part of a line shape: `pattern` (no groups); `inner` matches every substring
+    of what `pattern` matches (a superset is fine: it only makes `can_straddle` stricter)."""
+
+    pattern: str
+    inner: str
+    sample: str  # a representative value: lines of the shape are built from it to examine them
+    may_be_empty: bool = False
+
+
+# The variable parts the formats print (the same classes their per-line regexes use).
+INT = Var(r"\d{1,18}", r"\d*", "1")
+DECIMAL = Var(r"\d+\.\d+", r"\d*\.?\d*", "1.0")
+NUMBER = Var(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", r"[-+]?\d*(?:\.\d*)?(?:[eE][-+]?\d*)?", "1.0")
+# Padding: plain spaces only (a shape may be narrower than the parser's regex, never wider;
+# lines padded otherwise take the per-line path).
+PAD = Var(r" *", r" *", "", may_be_empty=True)
+
+Part = str | Var
+
+
+@dataclass(eq=False)
+class BulkTemplate:
+    """One exact line shape of one parser.
+
+    parts: literals and `Var`s in printed order; every `Var` is one regex group, numbered from 0.
+    kind: "phases" (an `out.phases()` per line) or "step" (an `out.step()` per line).
+    rank_group / step_group: the groups holding an explicit rank / the step (step templates).
+    values: (group, name, in_ms) per metric or phase, in the order the parser builds its dict.
+    extras: (name, group) metrics set after the values from an integer group (`total_steps`).
+    on_line: the parser's state change for one such line; returns the line's step (phases).
+    ready: whether the parser's state lets it treat the next such line as usual (else per line).
+    absent: substrings the parser's dispatch tests that must never occur in such a line.
+    """
+
+    owner: Parser
+    kind: Literal["phases", "step"]
+    parts: tuple[Part, ...]
+    values: tuple[tuple[int, str, bool], ...]
+    on_line: Callable[[tuple[str, ...]], int | None]
+    rank_group: int | None = None
+    step_group: int | None = None
+    extras: tuple[tuple[str, int], ...] = ()
+    ready: Callable[[], bool] | None = None
+    absent: tuple[str, ...] = ()
+    # Filled in by admit():
+    ngroups: int = 0
+    regex: str = ""
+    names: tuple[str, ...] = ()
+    nan_groups: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        merged: list[Part] = []
+        for p in self.parts:  # adjacent literals as one: what lies beside a variable part
+            if isinstance(p, str) and merged and isinstance(merged[-1], str):
+                merged[-1] += p
+            elif not (isinstance(p, str) and not p):
+                merged.append(p)
+        self.parts = tuple(merged)
+        self.ngroups = sum(isinstance(p, Var) for p in self.parts)
+        self.regex = "".join(f"({p.pattern})" if isinstance(p, Var) else re.escape(p) for p in self.parts)
+        self.names = tuple(name for _g, name, _ms in self.values) + tuple(name for name, _g in self.extras)
+
+    @property
+    def probe(self) -> int:
+        """A group that is never empty in a match (tells which alternative matched)."""
+        i = 0
+        for p in self.parts:
+            if isinstance(p, Var):
+                if not p.may_be_empty:
+                    return i
+                i += 1
+        return -1
+
+    def sample(self) -> str:
+        """A line of this shape (representative values)."""
+        return self.text([p.sample for p in self.parts if isinstance(p, Var)])
+
+    def text(self, groups: Sequence[str]) -> str:
+        """The line a match came from (every variable part is a group)."""
+        out: list[str] = []
+        i = 0
+        for p in self.parts:
+            if isinstance(p, Var):
+                out.append(groups[i])
+                i += 1
+            else:
+                out.append(p)
+        return "".join(out)
+
+    def metrics(self, groups: Sequence[str]) -> dict[str, float]:
+        """The dict the parser passes for such a line (the per-line path's form)."""
+        found = {name: _value(groups[g], in_ms) for g, name, in_ms in self.values}
+        for name, g in self.extras:
+            found[name] = float(int(groups[g]))
+        return found
+
+    def columns(self, rows: Sequence[Sequence[str]]) -> list[list[float]]:
+        """Per name (values, then extras), the floats of every row: C-level conversions."""
+        if not rows:
+            return [[] for _ in self.names]
+        cols = list(zip(*rows, strict=True))
+        out: list[list[float]] = []
+        for g, _name, in_ms in self.values:
+            floats = map(float, cols[g])
+            # ms_to_s (round(v / 1000.0, 12)) with C-level maps: no Python call per value
+            out.append(list(map(round, map(truediv, floats, repeat(1000.0)), repeat(12))) if in_ms else list(floats))
+        for _name, g in self.extras:
+            out.append(list(map(float, map(int, cols[g]))))
+        return out
+
+
+def _value(raw: str, in_ms: bool) -> float:
+    value = float(raw)
+    return ms_to_s(value) if in_ms else value
+
+
+def _runs(parts: Sequence[Part]) -> list[tuple[str, bool, str, bool, re.Pattern[str], bool]]:
+    """Each run of adjacent variable parts: (literal left of it, whether more lies beyond that
+    literal, literal right, same, a regex of its substrings, whether it may be empty)."""
+    out = []
+    k = 0
+    while k < len(parts):
+        if isinstance(parts[k], str):
+            k += 1
+            continue
+        j = k
+        while j < len(parts) and isinstance(parts[j], Var):
+            j += 1
+        run: list[Var] = parts[k:j]  # type: ignore[assignment]
+        left = parts[k - 1] if k > 0 else ""
+        right = parts[j] if j < len(parts) else ""
+        inner = re.compile("".join(f"(?:{v.inner})" for v in run))
+        out.append((left, k - 1 > 0, right, j + 1 < len(parts), inner, all(v.may_be_empty for v in run)))
+        k = j
+    return out  # type: ignore[return-value]
+
+
+def can_straddle(parts: Sequence[Part], s: str) -> bool:
+    """Whether `s` may occur in some line of the shape overlapping a variable part (so that its
+    presence depends on the values). Conservative: True when unsure."""
+    n = len(s)
+    for left, left_open, right, right_open, inner, may_be_empty in _runs(parts):
+        for i in range(n + 1):
+            a = s[:i]  # the part of `s` left of the variable text
+            if len(a) <= len(left):
+                if not left.endswith(a):
+                    continue
+            elif not (left_open and a.endswith(left)):
+                continue
+            for j in range(i, n + 1):
+                b = s[j:]
+                if len(b) <= len(right):
+                    if not right.startswith(b):
+                        continue
+                elif not (right_open and b.startswith(right)):
+                    continue
+                m = s[i:j]
+                if not m and (not may_be_empty or not a or not b):
+                    continue  # an empty part between: inside one literal, or impossible
+                if inner.fullmatch(m):
+                    return True
+    return False
+
+
+@lru_cache(maxsize=512)
+def _straddling(parts: tuple[Part, ...], strings: tuple[str, ...]) -> bool:
+    return any(can_straddle(parts, s) for s in strings)
+
+
+def admit(
+    template: BulkTemplate,
+    exemplar: str,
+    offered: Sequence[tuple[Parser, tuple[str, ...]]],
+    never: Iterable[str],
+) -> bool:
+    """May lines of this shape skip the per-line path? (See the module docstring.)
+
+    offered: the source's triggered parsers in dispatch order; never: strings the runner
+    reacts to on any line (segment markers, rank mentions)."""
+    if re.fullmatch(template.regex, exemplar) is None or template.probe < 0:
+        return False
+    head = template.parts[0].lstrip() if isinstance(template.parts[0], str) else ""
+    if not head or head[0] == "[" or head[0].isdigit():
+        return False  # a line-start timestamp would be stamped on the record
+    if len(set(template.names)) != len(template.names) or not template.names:
+        return False
+    if template.kind == "step" and template.step_group is None:
+        return False
+    absent = (*template.absent, *never)
+    if any(s in exemplar for s in absent) or _straddling(template.parts, absent):
+        return False
+    before: list[Parser] = []
+    for parser, triggers in offered:
+        if _straddling(template.parts, triggers):
+            return False
+        if parser is template.owner:
+            break
+        if any(t in exemplar for t in triggers):
+            before.append(parser)
+    else:
+        return False
+    if not all(p.bulk_declines(template) for p in before):
+        return False
+    template.nan_groups = tuple(g for g, name, _ms in template.values if name in NAN_WATCHED)
+    return True
+
+
+NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
+
+
+# ---------------------------------------------------------------------- columns
+@dataclass(eq=False)
+class _Group:
+    rank: int
+    template: BulkTemplate
+    first: int  # row order in the block
+    last: int = 0
+    steps: list[int | None] = field(default_factory=list)
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
+
+
+class ColumnBlock:
+    """Records of hot lines in columns, in line order per (rank, template): what a run of
+    `Phases`/`Step` records would add to the store, added in one call per series.
+
+    Only the store understands it: a pipeline with other sinks (export) stays per line."""
+
+    __slots__ = ("_series_of", "attempt", "groups", "rows", "source", "step_order")
+
+    def __init__(self, source: str, attempt: int) -> None:
+        self.source = source
+        self.attempt = attempt
+        self.groups: dict[tuple[int, BulkTemplate], _Group] = {}
+        self.rows = 0
+        self.step_order: dict[int, list[int]] = {}  # rank -> steps of step rows, in line order
+        self._series_of: dict[tuple[int, str, str], BulkTemplate] = {}
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def group(self, rank: int, template: BulkTemplate) -> _Group | None:
+        """The group rows of (rank, template) go to; None if another template of this block
+        feeds one of its series (its rows would interleave: the block must be closed first)."""
+        kind = "phase" if template.kind == "phases" else "metric"
+        for name in template.names:
+            other = self._series_of.get((rank, kind, name))
+            if other is not None and other is not template:
+                return None
+        for name in template.names:
+            self._series_of[(rank, kind, name)] = template
+        g = self.groups[(rank, template)] = _Group(rank, template, self.rows)
+        return g
+
+    def ordered(self) -> list[_Group]:
+        return sorted(self.groups.values(), key=lambda g: g.first)
+
+
+def merged_latest(groups: Sequence[_Group], columns: dict[int, list[list[float]]]) -> list[tuple[str, float]]:
+    """(name, value) updates in the order and with the last values sequential updates give."""
+    out: dict[str, tuple[int, float]] = {}
+    for g in groups:  # by first row: new keys appear in that order
+        cols = columns[id(g)]
+        for name, col in zip(g.template.names, cols, strict=True):
+            prev = out.get(name)
+            if prev is None or g.last > prev[0]:
+                out[name] = (g.last, col[-1])
+    return [(name, value) for name, (_row, value) in out.items()]
