@@ -48,9 +48,13 @@ async def test_seed_numbers_on_screen(tmp_path: Path) -> None:
         # seed 004 line 623: ` iteration      200/ 1000000 | elapsed time per iteration (ms): 906.9 |
         # learning rate 3.000E-06 | lm loss 8.844704E+00 | loss scale 4096.0 |`
         app.slow_tick()
-        charts = {c.metric: c for c in app.query(Chart)}
-        assert await wait_for(pilot, lambda: "3.00e-06" in charts["lr"]._legend.plain)
-        assert await wait_for(pilot, lambda: "8.845" in charts["loss"]._legend.plain)
+
+        def legend(metric: str) -> str:  # charts are (re)built on the slow tick: look them up each time
+            charts = {c.metric: c for c in app.query(Chart)}
+            return charts[metric]._legend.plain if metric in charts else ""
+
+        assert await wait_for(pilot, lambda: "3.00e-06" in legend("lr"))
+        assert await wait_for(pilot, lambda: "8.845" in legend("loss"))
         table = app.query_one(RanksTable)
         assert table.row_count >= 1
         assert any("200" == str(c) for c in table.get_row_at(0))

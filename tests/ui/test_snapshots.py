@@ -6,9 +6,13 @@ after checking the SVGs by eye."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from _ui_records import build_store
+from conftest import seed
 from textual.pilot import Pilot
 
+from trainwatch.pipeline import Pipeline
 from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.clock import FrozenClock
 
@@ -56,3 +60,25 @@ def test_log_160x45(snap_compare) -> None:  # type: ignore[no-untyped-def]
 
 def test_help_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(app(), terminal_size=(80, 24), press=["question_mark"], run_before=settle)
+
+
+def profiled_app() -> TrainwatchApp:
+    """Seed 004's records plus the seed 000 (Lightning) and 001 (torch.profiler) tables, read by the
+    real parsers and renamed to a fixed source so the snapshot does not depend on the checkout."""
+    a = app()
+    parsed = Pipeline([str(seed("000")), str(seed("001"))])
+    parsed.read_to_end()
+    a.store.add_many([replace(p, source="logs/profile.log") for p in parsed.store.profiles])
+    return a
+
+
+def test_phases_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(), terminal_size=(80, 24), press=["6"], run_before=settle)
+
+
+def test_phases_160x45(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(app(ranks=4), terminal_size=(160, 45), press=["6", "right_square_bracket"], run_before=settle)
+
+
+def test_profiler_160x45(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(profiled_app(), terminal_size=(160, 45), press=["5"], run_before=settle)

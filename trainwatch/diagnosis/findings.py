@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.events import EventIndex, event_index, root_cause_event
+from trainwatch.diagnosis.profile_phases import profile_data_share
 from trainwatch.diagnosis.ranks import spreads, stragglers
-from trainwatch.diagnosis.shares import comm_shares, data_shares, profile_data_share
+from trainwatch.diagnosis.shares import comm_shares, data_shares
 from trainwatch.diagnosis.status import RunStatus, failure_sentence, run_status
 from trainwatch.diagnosis.window import RECENT, fmt_seconds, fmt_value, mad, median, quantile, recent
 from trainwatch.records import Event
@@ -43,6 +44,9 @@ STORM_STEPS = 100
 STORM_COUNT = 10
 INITIAL_SCALE_SEARCH = 2.0**20  # DeepSpeed starts at 2^32 and halves down: that is calibration
 SCALE_FLOOR = 1.0
+CALIBRATION_SKIPS = 32  # the initial search skips at most log2(2^32) steps
+SKIPPED_SHARE = 0.05  # ... beyond that, this share of all steps skipped is a storm
+AT_FLOOR_COUNT = 3  # overflows at the minimum scale: even unscaled gradients overflow
 DATA_BOUND = 0.30
 COMM_BOUND = 0.30
 SLOWDOWN = 1.30
@@ -234,6 +238,21 @@ def _loss_spikes(store: Store) -> Finding | None:
     return Finding("loss_spike", "warning", ranks, tuple(sorted({int(s[2]) for s in spikes})[:20]), message, remedy)
 
 
+def _skipped_share(store: Store) -> tuple[int, int] | None:
+    """(skipped, steps) from DeepSpeed's cumulative `step=N, skipped=K` when far beyond calibration."""
+    worst: tuple[int, int] | None = None
+    for key, series in store.series.items():
+        if key.kind != "metric" or key.name != "skipped" or not len(series):
+            continue
+        skipped, step = series.values[-1], series.steps[-1]
+        if not (math.isfinite(skipped) and step > 0):
+            continue
+        excess = skipped - CALIBRATION_SKIPS
+        if excess >= STORM_COUNT and excess / step >= SKIPPED_SHARE and (worst is None or skipped > worst[0]):
+            worst = (int(skipped), int(step))
+    return worst
+
+
 def _overflow_storm(store: Store, index: EventIndex, last_step: int | None) -> Finding | None:
     recent_overflows = []
     if last_step is not None:
@@ -249,11 +268,24 @@ def _overflow_storm(store: Store, index: EventIndex, last_step: int | None) -> F
             first, last = series.values[0], series.values[-1]
             if last <= SCALE_FLOOR < first:
                 low_scale = (RankKey(key.source, key.rank), first, last)
-    if len(recent_overflows) < STORM_COUNT and low_scale is None:
+    skipped = _skipped_share(store)
+    at_floor = [
+        e
+        for e in index.overflows
+        if isinstance(e.data.get("attempted_scale"), (int, float)) and e.data["attempted_scale"] <= SCALE_FLOOR
+    ]
+    if len(at_floor) < AT_FLOOR_COUNT:
+        at_floor = []
+    if len(recent_overflows) < STORM_COUNT and low_scale is None and skipped is None and not at_floor:
         return None
     parts = []
     if len(recent_overflows) >= STORM_COUNT:
         parts.append(f"{len(recent_overflows)} fp16 overflows (skipped steps) in the last {STORM_STEPS} steps")
+    elif at_floor:
+        parts.append(f"{len(at_floor)} fp16 overflows at the minimum loss scale {fmt_value(SCALE_FLOOR)}")
+        recent_overflows = at_floor
+    if skipped is not None:
+        parts.append(f"DeepSpeed skipped {skipped[0]} of {skipped[1]} steps for overflows")
     if low_scale is not None:
         parts.append(f"loss scale fell from {fmt_value(low_scale[1])} to {fmt_value(low_scale[2])}")
     ranks = tuple(sorted({e.rank for e in recent_overflows if e.rank is not None}))
@@ -294,6 +326,9 @@ def _is_cross_rank(store: Store, key: RankKey, phase: str) -> bool:
     return SeriesKey(key.source, key.rank, "phase", f"{phase}_min") in store.series
 
 
+_DATA_WHAT = {"data_time_s": "data_time"}  # the metric's name as the log printed it
+
+
 def _dataloader_finding(store: Store) -> Finding | None:
     shares = [s for s in data_shares(store) if s.share >= DATA_BOUND]
     if shares:
@@ -307,15 +342,18 @@ def _dataloader_finding(store: Store) -> Finding | None:
             who = " on the slowest rank (max across ranks; the log does not say which)"
         message = (
             f"{worst.share * 100:.0f}% of the step is data loading{who} "
-            f"({fmt_seconds(worst.seconds)} of {fmt_seconds(worst.step_s)}, {worst.what.replace('_', ' ')})"
+            f"({fmt_seconds(worst.seconds)} of {fmt_seconds(worst.step_s)}, {_DATA_WHAT.get(worst.what, worst.what).replace('_', ' ')})"
         )
     else:
-        prof = profile_data_share(store)
-        if prof is None or prof[2] < DATA_BOUND:
+        prof = profile_data_share(list(store.profiles))
+        if prof is None or prof[1].share < DATA_BOUND:
             return None
-        profile, row, share = prof
+        breakdown, data = prof
+        profile = breakdown.profile
         ranks = (profile.rank,) if profile.rank is not None else ()
-        message = f"{share * 100:.0f}% of the profiled time is data loading ({row} in {profile.title})"
+        message = (
+            f"{data.share * 100:.0f}% {breakdown.basis} is data loading ({', '.join(data.rows)} in {profile.title})"
+        )
     remedy = (
         "raise DataLoader num_workers, enable pin_memory and persistent_workers, or pre-tokenize / cache the "
         "dataset on local disk"

@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.window import median, recent_values
-from trainwatch.records import Profile
+from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, SeriesKey, Store
 
 TOP_LEVEL = ("forward", "backward", "allreduce", "optimizer", "step", "forward_backward")
 DATA_PHASES = ("batch_generator", "data_loader", "dataloader", "data", "get_batch")
 COMM = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|grads_sync|broadcast")
-PROFILE_DATA = re.compile(
-    r"train_dataloader_next|get_train_batch|fetch_next_train_batch|enumerate\(DataLoader\)|DataLoader.*__next__",
-    re.I,
-)
 WINDOW = 128
 
 
@@ -155,19 +153,95 @@ def comm_shares(store: Store) -> list[Share]:
         return out
 
 
-def profile_data_share(store: Store) -> tuple[Profile, str, float] | None:
-    """From the newest profiler table: (profile, row name, share) of its data-loading row."""
+# ------------------------------------------------------------------- trend over the run
+def partition_phases(names: list[str]) -> list[str]:
+    """The printed timers that split a step without overlap: nested timers (`backward_inner`,
+    `optimizer_step` under DeepSpeed's `step`, Megatron's `batch_generator` under `forward` and
+    its `data_loader` under that), per-micro-step repeats and `_min` companions are left out."""
+    present = set(names)
+    out = []
+    for n in names:
+        if n.endswith(("_microstep", "_min")) or phase_parent(n, present) is not None:
+            continue
+        if n == "data_loader" and "batch_generator" in present:
+            continue
+        if n == "forward_backward" and present & {"forward", "backward"}:
+            continue
+        if "forward_backward" in present and n != "forward_backward" and n.startswith(("forward_", "backward_")):
+            continue  # Megatron's forward-compute / backward-compute inside its forward-backward
+        out.append(n)
+    return out
+
+
+@dataclass(frozen=True)
+class TrendBucket:
+    first_step: float
+    last_step: float
+    seconds: dict[str, float]  # partition phase (and "other") -> median seconds in the bucket
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+
+def _ordered(series: Series) -> tuple[Sequence[float], Sequence[float]]:
+    """Points sorted by step (a restarted run repeats steps; most logs are already in order)."""
+    steps, values = series.steps, series.values
+    if list(steps) == sorted(steps):
+        return steps, values
+    pairs = sorted(zip(steps, values, strict=False))
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _bucket_median(steps: Sequence[float], values: Sequence[float], lo: float, hi: float, last: bool) -> float:
+    a = bisect_left(steps, lo)
+    b = bisect_right(steps, hi) if last else bisect_left(steps, hi)
+    good = [v for v in values[a:b] if math.isfinite(v)]
+    return median(good) if good else math.nan
+
+
+def phase_trend(store: Store, key: RankKey, buckets: int) -> tuple[list[str], list[TrendBucket | None]]:
+    """The run cut into `buckets` equal step ranges; per range, each partition phase's median
+    seconds, plus `other` (printed step time minus the phases) when the log prints a step time.
+    Ranges without phase records are None. Returns (phase names, buckets)."""
     with store.lock:
-        profiles = list(store.profiles)
-    for profile in reversed(profiles):
-        best: tuple[str, float] | None = None
-        for row in profile.rows:
-            name = str(row.get("name", ""))
-            if not PROFILE_DATA.search(name):
-                continue
-            pct = row.get("percentage_pct", row.get("cpu_total_pct"))
-            if isinstance(pct, (int, float)) and not math.isnan(pct) and (best is None or pct > best[1] * 100):
-                best = (name, float(pct) / 100.0)
-        if best is not None:
-            return profile, best[0], best[1]
-    return None
+        names = partition_phases(_phase_names(store, key))
+        points = {}
+        for name in names:
+            s = store.series.get(SeriesKey(key.source, key.rank, "phase", name))
+            if s is not None and len(s):
+                points[name] = _ordered(s)
+        st = store.series.get(SeriesKey(key.source, key.rank, "metric", "step_time_s"))
+        step_pts = _ordered(st) if st is not None and len(st) else None
+    if not points:
+        return [], []
+    lo = min(p[0][0] for p in points.values())
+    hi = max(p[0][-1] for p in points.values())
+    n = max(1, min(buckets, int(hi - lo) + 1))
+    width = (hi - lo) / n if hi > lo else 1.0
+    out: list[TrendBucket | None] = []
+    for b in range(n):
+        a_step, b_step = lo + b * width, (hi if b == n - 1 else lo + (b + 1) * width)
+        last = b == n - 1
+        seconds = {}
+        for name, (steps, values) in points.items():
+            v = _bucket_median(steps, values, a_step, b_step, last)
+            if not math.isnan(v):
+                seconds[name] = max(0.0, v)
+        if not seconds:
+            out.append(None)
+            continue
+        if step_pts is not None:
+            step_s = _bucket_median(step_pts[0], step_pts[1], a_step, b_step, last)
+            rest = step_s - sum(seconds.values())
+            if math.isfinite(rest) and rest > 0.02 * step_s:
+                seconds["other"] = rest
+        out.append(TrendBucket(a_step, b_step, seconds))
+    return names, out
+
+
+def phase_keys(store: Store) -> list[RankKey]:
+    """Every (source, rank) with per-phase timings, in rank order."""
+    with store.lock:
+        keys = {RankKey(k.source, k.rank) for k in store.series if k.kind == "phase"}
+    return sorted(keys, key=lambda k: (k.source, -1 if k.rank is None else k.rank))

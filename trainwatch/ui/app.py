@@ -1,21 +1,29 @@
 """The trainwatch dashboard.
 
-The UI thread never reads files or parses: the Pipeline's thread fills the store, and two
-timers poll `store.version` — numbers ~4x/s, charts ~1x/s — redrawing only what changed.
+The UI thread never reads files or parses: the Pipeline's thread fills the store and, after
+a round that read something, posts one `StoreChanged` (at most one in flight). The UI then
+redraws the numbers at once — at most every `fast_interval` (0.15 s) while the log grows — and
+the charts at most every `slow_interval` (1 s). A 1 s clock keeps ages and the run status
+current (a stall is the absence of news); it redraws only text that changed, and only in the
+visible tab. On an idle file nothing else runs.
 All log-derived text is shown as rich `Text` (never markup): a file may be named `[bold]x.log`.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterable
 
 from rich.text import Text
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Log, Static, TabbedContent, TabPane
 
@@ -30,6 +38,7 @@ from trainwatch.ui.widgets.chart import Chart, ChartOptions, overflow_steps
 from trainwatch.ui.widgets.events import EventsTable, recent_events_text
 from trainwatch.ui.widgets.header import RunHeader, findings_text, progress_line, source_line
 from trainwatch.ui.widgets.phase_bars import PhaseBars
+from trainwatch.ui.widgets.phase_trend import PhaseTrend
 from trainwatch.ui.widgets.profiler import ProfilerPane
 from trainwatch.ui.widgets.ranks import RanksTable
 from trainwatch.ui.widgets.rawlog import LogPane
@@ -38,10 +47,14 @@ SMOOTHING_STEPS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 ZOOMS: tuple[int | None, ...] = (None, 200, 1000, 10_000)
 MAX_CHARTS = 6
 NARROW_WIDTH = 110
-TABS = ("overview", "ranks", "events", "log", "profiler")
+TABS = ("overview", "ranks", "events", "log", "profiler", "phases")
 
 
 DIAGNOSE_IDLE_EVERY_S = 5.0
+
+
+class StoreChanged(Message):
+    """Posted from the pipeline thread: sources were read (records, raw lines or notes)."""
 
 
 class TrainwatchApp(App[None]):
@@ -55,6 +68,7 @@ class TrainwatchApp(App[None]):
         Binding("3", "tab('events')", "Events", show=False),
         Binding("4", "tab('log')", "Log", show=False),
         Binding("5", "tab('profiler')", "Profiler", show=False),
+        Binding("6", "tab('phases')", "Phases", show=False),
         Binding("plus,equals_sign", "smoothing(1)", "Smooth+"),
         Binding("minus", "smoothing(-1)", "Smooth-"),
         Binding("l", "log_scale", "Log y"),
@@ -94,6 +108,13 @@ class TrainwatchApp(App[None]):
         self._events_seen = 0
         self._recent_events: list = []
         self._closing = False
+        self._wake_pending = False  # a StoreChanged is in flight (set by the pipeline thread)
+        self._numbers_at = self._charts_at = -1e9  # monotonic time of the last redraw of each
+        self._numbers_timer: Timer | None = None
+        self._charts_timer: Timer | None = None
+        self._charts_version = self._phases_version = -1
+        self._diag_forced_at = -1e9
+        self._charted: list[str] | None = None  # the metrics _ensure_charts last laid out
 
     # ------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -113,6 +134,8 @@ class TrainwatchApp(App[None]):
                 yield LogPane(self.store, id="log-pane")
             with TabPane("5 Profiler", id="profiler"):
                 yield ProfilerPane(self.store, id="profiler-pane")
+            with TabPane("6 Phases", id="phases"):
+                yield PhaseTrend(self.store, interval=self.slow_interval, id="phase-trend")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -120,12 +143,14 @@ class TrainwatchApp(App[None]):
         recent.border_title = "recent events (3: all)"
         recent.update(recent_events_text([], 1))
         if self.pipeline is not None:
+            self.pipeline.on_activity = self._on_pipeline_activity
             self.pipeline.start()
+        else:  # a store filled by someone else: nobody posts StoreChanged, look at its version
+            self.set_interval(self.fast_interval, self._poll_store)
         self._apply_width(self.size.width)
         self.fast_tick()
         self.slow_tick()
-        self.set_interval(self.fast_interval, self.fast_tick)
-        self.set_interval(self.slow_interval, self.slow_tick)
+        self.set_interval(self.slow_interval, self.clock_tick)
 
     def on_unmount(self) -> None:
         self._closing = True
@@ -155,19 +180,61 @@ class TrainwatchApp(App[None]):
         return True
 
     # ------------------------------------------------------------- ticks
+    def _on_pipeline_activity(self) -> None:
+        """Pipeline thread, after a round that read data: wake the UI, once per burst."""
+        if self._wake_pending or self._closing:
+            return
+        self._wake_pending = True
+        self.post_message(StoreChanged())
+
+    def _poll_store(self) -> None:
+        if self.store.version != self._seen_version:
+            self._request_redraw()
+
+    @on(StoreChanged)
+    def _store_changed(self) -> None:
+        self._request_redraw()
+
+    def _request_redraw(self) -> None:
+        """Numbers now (or when fast_interval has passed since the last time), charts within slow_interval."""
+        now = time.monotonic()
+        wait = self._numbers_at + self.fast_interval - now
+        if wait <= 0:
+            self.fast_tick()
+        elif self._numbers_timer is None:
+            self._numbers_timer = self.set_timer(wait, self._deferred_numbers)
+        wait = self._charts_at + self.slow_interval - now
+        if wait <= 0:
+            self.slow_tick()
+        elif self._charts_timer is None:
+            self._charts_timer = self.set_timer(wait, self._deferred_charts)
+
+    def _deferred_numbers(self) -> None:
+        self._numbers_timer = None
+        self.fast_tick()
+
+    def _deferred_charts(self) -> None:
+        self._charts_timer = None
+        self.slow_tick()
+
+    def _tab(self) -> str:
+        return self.main.query_one(TabbedContent).active
+
     def fast_tick(self) -> None:
-        """Numbers: header (ages move even when nothing new arrived), ranks, events, log."""
+        """Numbers: header, ranks, events, log — what changed since the last time."""
+        self._wake_pending = False  # before reading the store: a later change wakes us again
         if not self._alive():
             return
+        self._numbers_at = time.monotonic()
         version = self.store.version
         changed = version != self._seen_version
         self._seen_version = version
         with self.batch_update():
             if changed:
-                self._diagnose(version)
+                if self._diag_version < 0:  # the first verdict at once; then with the charts (~1 s)
+                    self._diagnose(version)
                 self._update_events()
                 self._update_ranks()
-                self.main.query_one(PhaseBars).update_from(self.store, version)
                 self._ensure_charts()
             self._update_header()
             self.main.query_one(LogPane).update_from_store()
@@ -175,29 +242,54 @@ class TrainwatchApp(App[None]):
                 self.main.query_one(ProfilerPane).update_from_store()
 
     def slow_tick(self) -> None:
-        """Charts: each one redraws only if its metric got points or its size/options changed."""
+        """Charts, phase bars and the verdict (~1/s while the log grows). A chart redraws only
+        if its metric got points or its size/options changed."""
         if not self._alive():
             return
-        # Status depends on time too (a stall is the absence of news): re-judge an idle
-        # store every few seconds, not every tick.
-        now = self.clock.wall()
-        stale = now - getattr(self, "_diag_forced_at", -1e9) >= DIAGNOSE_IDLE_EVERY_S
-        if stale:
-            self._diag_forced_at = now
-        self._diagnose(self.store.version, force=stale)
+        self._charts_at = time.monotonic()
+        self._charts_version = version = self.store.version
         marks = None
         with self.batch_update():
+            # The verdict and findings (a few ms on a long run) follow the log at this pace too.
+            if self._diagnose(version):
+                self._update_header()
+                self._update_ranks()
+            if version != self._phases_version:  # medians of the last steps: paced like a chart
+                self._phases_version = version
+                self.main.query_one(PhaseBars).update_from(self.store, version)
             for chart in self.main.query(Chart):
                 if chart.metric == "loss_scale":
                     marks = marks if marks is not None else overflow_steps(self.store)
                     chart.update_from(self.store, self.options, marks)
                 else:
                     chart.update_from(self.store, self.options)
+
+    def clock_tick(self) -> None:
+        """Every slow_interval: what moves with time alone — ages, and the status of an idle run."""
+        if not self._alive():
+            return
+        if self.store.version != self._charts_version and self._charts_timer is None:
+            self._request_redraw()  # a change no StoreChanged announced (store filled directly)
+        # Status depends on time too (a stall is the absence of news): re-judge an idle
+        # store every few seconds, not every tick.
+        now = self.clock.wall()
+        if now - self._diag_forced_at >= DIAGNOSE_IDLE_EVERY_S:
+            self._diag_forced_at = now
+            self._diagnose(self.store.version, force=True)
+        with self.batch_update():
+            self._update_header()  # redraws only if its text changed ("last write 5s" -> "6s")
+            if self._tab() == "ranks":  # the "updated" ages; refreshed on showing the tab otherwise
+                self._update_ranks()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self) -> None:
+        if self._alive() and self._tab() == "ranks":
             self._update_ranks()
 
-    def _diagnose(self, version: int, force: bool = False) -> None:
+    def _diagnose(self, version: int, force: bool = False) -> bool:
+        """Judge the run again if the store changed (or force). True if it was judged."""
         if version == self._diag_version and not force:
-            return
+            return False
         self._diag_version = version
         now = self.clock.wall()
         try:
@@ -206,6 +298,7 @@ class TrainwatchApp(App[None]):
         except Exception as exc:
             self.verdict = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}")
             self.findings = []
+        return True
 
     def _update_header(self) -> None:
         with self.store.lock:
@@ -220,6 +313,8 @@ class TrainwatchApp(App[None]):
         )
 
     def _update_ranks(self) -> None:
+        if self._tab() != "ranks" and self.main.query_one(RanksTable).row_count:
+            return  # hidden: brought up to date when the tab is shown
         stragglers = {r for f in self.findings if f.kind == "straggler" for r in f.ranks}
         self.main.query_one(RanksTable).show(
             data.rank_rows(self.store), self.clock.mono(), stragglers, self.verdict.ranks
@@ -247,6 +342,9 @@ class TrainwatchApp(App[None]):
 
     def _ensure_charts(self) -> None:
         wanted = self.metrics_to_chart()
+        if wanted == self._charted:  # the usual case, without querying the DOM (~1 ms)
+            return
+        self._charted = wanted
         charts = list(self.main.query(Chart))
         if [c.metric for c in charts] == wanted:
             return
@@ -291,6 +389,8 @@ class TrainwatchApp(App[None]):
             self.main.query_one(target).focus()
         elif tab == "profiler":
             self.main.query_one(ProfilerPane).focus()
+        elif tab == "phases":
+            self.main.query_one(PhaseTrend).focus()
         else:
             self.set_focus(None)
 

@@ -14,7 +14,7 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("everywhere", "q", "quit"),
     ("everywhere", "?", "this help"),
     ("everywhere", "ctrl+p", "command palette (every action)"),
-    ("everywhere", "1 2 3 4 5", "overview · ranks · events · log · profiler"),
+    ("everywhere", "1 2 3 4 5 6", "overview · ranks · events · log · profiler · phases"),
     ("charts", "+ / -", "more / less EMA smoothing of loss"),
     ("charts", "l", "log scale on the y axis"),
     ("charts", "x", "x axis: step / wall time"),
@@ -26,6 +26,8 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("log", "[ ]", "previous / next source"),
     ("log", "end / G", "follow the end again"),
     ("log", "esc", "clear search and filter"),
+    ("phases", "[ ]", "previous / next rank"),
+    ("phases", "a", "share of the step / seconds per step"),
     ("profiler", "o", "sort by the next column (or click a header)"),
 )
 

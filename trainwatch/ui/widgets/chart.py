@@ -65,7 +65,9 @@ def render_chart(
         if options.log_y:  # plotted as log10, labelled with the real values
             b.env_y = [math.log10(v) for v in b.env_y]
             b.mean_y = [math.log10(v) for v in b.mean_y]
-        if smooth:
+        if len(b.env_x) == 1:  # one point (a single memory report): a marker, not an invisible dot
+            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", plt.pixel(foreground=colour(i)))))
+        elif smooth:
             fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
             smoothed = ema(b.mean_y, options.smoothing, b.counts)
             fig.draw(
@@ -83,16 +85,25 @@ def render_chart(
     if marks:
         y = min(y_marks)
         fig.draw(fig.signal(marks, [y] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
-    if options.log_y:
-        top = max(y_tops)
-        ys = nice_ticks(min(y_marks), top, 4)
+    y_lo, y_hi = min(y_marks), max(y_tops)
+    if y_hi <= y_lo:  # a constant series: centre it, one tick at its value
+        pad = 0.5 if options.log_y else (abs(y_lo) * 0.1 or 1.0)
+        fig.ruler(1).lim(y_lo - pad, y_hi + pad)
+        fig.ruler(1).ticks([y_lo], [short_num(10**y_lo) if options.log_y else fmt_num(y_lo)])
+    elif options.log_y:
+        ys = nice_ticks(y_lo, y_hi, 4)
         if ys:
             fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
     lo = min(min(t.xs) for t in traces if len(t.xs))
     hi = max(max(t.xs) for t in traces if len(t.xs))
-    ticks = nice_ticks(lo, hi, max(2, plot_columns // 9))
-    if ticks:
-        fig.ruler(0).ticks(ticks, [short_num(t) for t in ticks])
+    if hi <= lo:  # a single step: plotext would invent a 0..1 range with odd labels
+        pad = max(1.0, abs(lo) * 0.05)
+        fig.ruler(0).lim(lo - pad, hi + pad)
+        fig.ruler(0).ticks([lo], [fmt_num(lo)])
+    else:
+        ticks = nice_ticks(lo, hi, max(2, plot_columns // 9))
+        if ticks:
+            fig.ruler(0).ticks(ticks, [short_num(t) for t in ticks])
     if x_label:
         fig.label(x_label)
     return Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")

@@ -6,12 +6,32 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from trainwatch.diagnosis.shares import partition_phases
 from trainwatch.store.store import Store
 from trainwatch.ui.data import PhaseRow, phase_rows
 from trainwatch.ui.format import fmt_duration
 
 COLOURS = (12, 10, 11, 13, 14, 9, 4, 2, 3, 5, 6)
 OTHER = "other"
+# Step order, so a phase keeps its colour in every view (bars, trend, profiler breakdown).
+ORDER = (
+    "data",
+    "batch_generator",
+    "data_loader",
+    "forward",
+    "forward_backward",
+    "backward",
+    "allreduce",
+    "comm",
+    "optimizer",
+    "step",
+)
+
+
+def ordered_phases(names: list[str]) -> list[str]:
+    """Known phases in step order, then the others as the log named them."""
+    known = [n for n in ORDER if n in names]
+    return known + [n for n in names if n not in ORDER and n != OTHER]
 
 
 def phase_colour(names: list[str], name: str) -> str:
@@ -26,6 +46,7 @@ def render_phases(rows: list[PhaseRow], width: int, max_rows: int | None = None)
     names: list[str] = []
     for r in rows:
         names += [n for n in r.phases if n not in names]
+    names = ordered_phases(names)
     label_w = min(14, max(len(r.label) for r in rows))
     totals = []
     for r in rows:
@@ -74,6 +95,12 @@ def render_phases(rows: list[PhaseRow], width: int, max_rows: int | None = None)
     return out
 
 
+def partitioned(row: PhaseRow) -> PhaseRow:
+    """Only the timers that do not nest (Megatron's batch generator is inside its forward)."""
+    keep = partition_phases(list(row.phases))
+    return PhaseRow(row.label, {n: row.phases[n] for n in keep}, row.step_time_s, row.steps)
+
+
 class PhaseBars(Widget):
     DEFAULT_CSS = """
     PhaseBars { border: round $panel; height: auto; max-height: 14; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -91,7 +118,7 @@ class PhaseBars(Widget):
         if key == self._key:
             return
         self._key = key
-        rows = phase_rows(store)
+        rows = [partitioned(r) for r in phase_rows(store)]
         text = render_phases(rows, w, max_rows=8)
         if text.plain != self._text.plain:
             self._text = text

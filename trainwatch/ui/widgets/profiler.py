@@ -1,5 +1,6 @@
 """Profiler reports printed into the log (Lightning, torch.profiler, DeepSpeed flops
-profiler) as sortable tables with a share bar."""
+profiler) as sortable tables with a share bar, each under the step breakdown it implies
+(diagnosis.profile_phases: data / forward / backward / optimizer / other, and collectives)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
+from trainwatch.diagnosis.profile_phases import ProfileBreakdown, profile_breakdown
 from trainwatch.records import Profile
 from trainwatch.store.store import Store
-from trainwatch.ui.format import fmt_num
+from trainwatch.ui.format import fmt_duration, fmt_num
+from trainwatch.ui.widgets.phase_bars import ordered_phases, phase_colour
 
 BAR = 12
 
@@ -68,6 +72,58 @@ def cells_for(profile: Profile) -> tuple[list[str], list[list[Text]], list[list[
         out.append(line)
         raw.append(values)
     return header, out, raw
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.1f}%" if share < 0.01 else f"{100 * share:.0f}%"
+
+
+def breakdown_text(b: ProfileBreakdown, width: int) -> Text:
+    """A headline ("73% of the profiled step is data"), one stacked bar and its legend."""
+    width = max(20, width)
+    names = ordered_phases([p.name for p in b.phases])
+    order = {n: i for i, n in enumerate([*names, "other"])}
+    phases = sorted(b.phases, key=lambda p: order.get(p.name, len(order)))
+    top = max(b.phases, key=lambda p: p.share if p.name != "other" else -1.0)
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(f"{_pct(top.share)} {b.basis} is {top.name}", style="bold")
+    out.append(f"  ({fmt_duration(b.total_s)} in all)", style="dim")
+    out.append("\n")
+    used = 0
+    for p in phases:
+        cells = min(width - used, round(p.share * width))
+        out.append(("░" if p.name == "other" else "█") * cells, style=phase_colour(names, p.name))
+        used += cells
+    if used < width:
+        out.append(" " * (width - used))
+    out.append("\n")
+    for p in phases:
+        out.append("■ ", style=phase_colour(names, p.name))
+        rows = f" ({', '.join(p.rows)})" if p.rows and len(phases) <= 3 else ""
+        out.append(f"{p.name} {_pct(p.share)}{rows}  ")
+    if b.comm is not None:
+        out.append("\n")
+        out.append(f"collectives {_pct(b.comm.share)}", style="bold")
+        out.append(f" inside the phases above ({', '.join(b.comm.rows)})", style="dim")
+    return out
+
+
+class BreakdownBar(Widget):
+    """The implied step breakdown of one profile, drawn at the pane's width."""
+
+    DEFAULT_CSS = """
+    BreakdownBar { height: auto; padding: 0 1; margin-bottom: 1; }
+    """
+
+    def __init__(self, breakdown: ProfileBreakdown, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.breakdown = breakdown
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return 4 if self.breakdown.comm is not None else 3
+
+    def render(self) -> Text:
+        return breakdown_text(self.breakdown, self.content_size.width or 60)
 
 
 class ProfileTable(DataTable[Text]):
@@ -139,5 +195,8 @@ class ProfilerPane(VerticalScroll):
             title = Text(p.title, style="bold")
             title.append(f"  ({p.kind}, {p.source}:{p.line})", style="dim")
             self.mount(Static(title, classes="profile-title"))
+            breakdown = profile_breakdown(p)
+            if breakdown is not None:
+                self.mount(BreakdownBar(breakdown))
             self.mount(ProfileTable(p))
         self.count = len(profiles)

@@ -65,6 +65,7 @@ class LogPane(Vertical):
         self.following = True
         self._last_no = 0
         self._input_mode = ""
+        self._unwritten: list[str] = []  # lines for the Log widget while it is hidden
 
     def compose(self) -> ComposeResult:
         yield Static(id="log-status")
@@ -115,8 +116,25 @@ class LogPane(Vertical):
             self.shown += new
             if len(self.shown) > 10_000:
                 self.shown = self.shown[-10_000:]
-            self.log_widget.write_lines([fmt_line(no, t) for no, t in new])
+            self._write([fmt_line(no, t) for no, t in new])
         self._status()
+
+    def _write(self, lines: list[str]) -> None:
+        """Append to the Log widget now if it is on screen, else when it is shown: every write
+        changes the Log's virtual size, which re-lays out the whole screen even when hidden."""
+        self._unwritten += lines
+        if len(self._unwritten) > 10_000:
+            del self._unwritten[:-10_000]
+        if self.is_on_screen:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._unwritten:
+            lines, self._unwritten = self._unwritten, []
+            self.log_widget.write_lines(lines)
+
+    def on_show(self) -> None:
+        self._flush()
 
     def _rebuild(self, lines: Sequence[tuple[int, str]], mark: int | None = None) -> None:
         if self.filter:
@@ -125,6 +143,7 @@ class LogPane(Vertical):
         if self.context_of is None:
             self._last_no = max((no for no, _ in lines), default=self._last_no)
         log = self.log_widget
+        self._unwritten = []
         log.clear()
         log.write_lines([fmt_line(no, t, no == mark) for no, t in self.shown], scroll_end=self.following)
         self._recompute_matches()
