@@ -15,6 +15,10 @@ megatron/training/training.py and megatron/core/timers.py):
 - `--slow-rank R --slow-s S`: rank R sleeps S seconds in data loading every step;
 - `--crash-rank R --crash-step K`: rank R raises at step K (only in the first attempt
   with `--crash-first-attempt-only`, so a torchrun restart then completes).
+
+Launched by `srun -n 4` instead of torchrun (no RANK in the environment, SLURM_PROCID
+set), task 0 hosts the rendezvous store itself on MASTER_ADDR:MASTER_PORT (default
+127.0.0.1:29650); see make_srun_samples.sh.
 """
 
 from __future__ import annotations
@@ -47,16 +51,29 @@ def fmt_time(name: str, lo: float, hi: float) -> str:
     return "\n    {}: ({:.2f}, {:.2f})".format((name + " ").ljust(48, "."), lo, hi)
 
 
+def slurm_env() -> bool:
+    """Started by srun, not torchrun: take rank and world size from Slurm's task ids."""
+    if "RANK" in os.environ or "SLURM_PROCID" not in os.environ:
+        return False
+    os.environ["RANK"] = os.environ["SLURM_PROCID"]
+    os.environ["WORLD_SIZE"] = os.environ["SLURM_NTASKS"]
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29650")
+    return True
+
+
 def init_process_group(attempt: int) -> None:
     """gloo over the launcher's store, keys prefixed per attempt.
 
     torchrun keeps its TCPStore across worker-group restarts; without a per-attempt
-    prefix the restarted ranks read the dead ranks' gloo addresses and time out."""
+    prefix the restarted ranks read the dead ranks' gloo addresses and time out.
+    Under srun there is no launcher store: rank 0 hosts it."""
+    hosted = slurm_env()
     store = dist.TCPStore(
         os.environ["MASTER_ADDR"],
         int(os.environ["MASTER_PORT"]),
         int(os.environ["WORLD_SIZE"]),
-        is_master=False,
+        is_master=hosted and os.environ["RANK"] == "0",
         wait_for_workers=False,
     )
     dist.init_process_group(
@@ -87,9 +104,7 @@ def main() -> None:
         if rank == args.slow_rank:
             time.sleep(args.slow_s)
         batch_s = time.perf_counter() - tb
-        if rank == args.crash_rank and it == args.crash_step and (
-            attempt == 0 or not args.crash_first_attempt_only
-        ):
+        if rank == args.crash_rank and it == args.crash_step and (attempt == 0 or not args.crash_first_attempt_only):
             raise RuntimeError(f"simulated failure on rank {rank} at iteration {it}")
         tf = time.perf_counter()
         opt.zero_grad()

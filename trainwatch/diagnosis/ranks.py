@@ -74,6 +74,12 @@ def _per_rank(store: Store, kind: str, name: str) -> dict[int, list[float]]:
         if key.kind != kind or key.name != name or key.rank is None:
             continue
         values = recent_values(series, 256)
+        if len(values) < MIN_POINTS:
+            # Frameworks log every 10-50 iterations (mmengine's default is 50): early in a run
+            # a rank has only a few records, and dropping the warm-up ones leaves too few. A
+            # gap that is there from the first record is a straggler too; the median keeps one
+            # warm-up outlier from deciding it.
+            values = recent_values(series, 256, skip_warmup=False)
         if len(values) >= MIN_POINTS:
             out.setdefault(key.rank, []).extend(values)
     return out
@@ -106,21 +112,45 @@ def stragglers(store: Store) -> list[Straggler]:
                 if not (slow_med or slow_tail):
                     continue
                 if slow_med:
-                    ratio, value, ref, stat = med / others, med, others, "median"
+                    ratio, value, ref = med / others, med, others
+                    evidence = f"median {fmt_seconds(value)} vs {fmt_seconds(ref)}"
+                    message = _slower_message(rank, name, label, ratio, evidence)
                 else:
-                    ratio, value, ref, stat = p95s[rank] / others95, p95s[rank], others95, "p95"
-                verb = "steps" if name == "step_time_s" else f"spends in {label}"
-                message = (
-                    f"rank {rank} {verb} {(ratio - 1) * 100:.0f}% slower than the median rank "
-                    f"({stat} {fmt_seconds(value)} vs {fmt_seconds(ref)})"
-                    if name == "step_time_s"
-                    else f"rank {rank} {verb} {(ratio - 1) * 100:.0f}% longer than the median rank "
-                    f"({stat} {fmt_seconds(value)} vs {fmt_seconds(ref)})"
-                )
+                    ratio, value, ref = p95s[rank] / others95, p95s[rank], others95
+                    where = (
+                        "has slow steps now and then" if name == "step_time_s" else f"stalls now and then in {label}"
+                    )
+                    message = (
+                        f"rank {rank} {where}: its p95 is {fmt_seconds(value)} vs {fmt_seconds(ref)} on the "
+                        f"median rank (median {fmt_seconds(med)} vs {fmt_seconds(others)})"
+                    )
+                if name != "step_time_s":
+                    message += _waited_note(store, rank)
                 found[rank] = Straggler(rank, label, value, ref, ratio, message)
         for s in stopped_ranks(store):
             found.setdefault(s.rank, s)
         return sorted(found.values(), key=lambda s: -s.ratio)
+
+
+def _slower_message(rank: int, name: str, label: str, ratio: float, evidence: str) -> str:
+    """Say "48% longer", but "202x as long" rather than "20100% longer"."""
+    if name == "step_time_s":
+        how = f"{(ratio - 1) * 100:.0f}% slower than" if ratio < 2 else f"{ratio:.1f}x as slowly as"
+        return f"rank {rank} steps {how} the median rank ({evidence})"
+    how = f"{(ratio - 1) * 100:.0f}% longer in {label} than" if ratio < 2 else f"{ratio:.0f}x as long in {label} as"
+    return f"rank {rank} spends {how} the median rank ({evidence})"
+
+
+def _waited_note(store: Store, rank: int) -> str:
+    """Synchronous training: equal step times are the others waiting for this rank; say so."""
+    per_rank = _per_rank(store, "metric", "step_time_s")
+    if rank not in per_rank or len(per_rank) < 2:
+        return ""
+    mine = median(per_rank[rank])
+    others = median([median(v) for r, v in per_rank.items() if r != rank])
+    if not (others > 0 and abs(mine - others) <= 0.1 * others):
+        return ""
+    return f"; every rank steps in about {fmt_seconds(others)}, so the others wait for it in the gradient allreduce"
 
 
 def stopped_ranks(store: Store) -> list[Straggler]:
@@ -151,8 +181,14 @@ def spreads(store: Store) -> list[Spread]:
             lo = median(recent_values(series, 256))
             hi = median(recent_values(high, 256))
             if lo == lo and hi == hi and lo > 0 and hi >= SLOWER * lo and hi - lo >= floor:
+                ratio, what = hi / lo, base.replace("_", " ")
+                how = (
+                    f"{(ratio - 1) * 100:.0f}% longer in {what} than"
+                    if ratio < 2
+                    else f"{ratio:.0f}x as long in {what} as"
+                )
                 message = (
-                    f"some rank spends {(hi / lo - 1) * 100:.0f}% longer in {base.replace('_', ' ')} than the fastest "
+                    f"some rank spends {how} the fastest "
                     f"(max {fmt_seconds(hi)} vs min {fmt_seconds(lo)} across ranks; the log does not say which rank)"
                 )
                 out.append(Spread(base, hi, lo, message))
