@@ -14,6 +14,9 @@ step, which its eval metric and `checkpoint` event use.
 Lightning draws each batch twice: the position first (with the previous postfix), then the new
 postfix at the same position. The last frame of a position is the right one, so a frame is
 held until the position changes (or input pauses) and only then reported.
+The fit loop's end message is written right after the last frame without a newline, so it arrives
+glued to the bar (`...train_loss=0.910]`Trainer.fit` stopped: `max_epochs=2` reached.`) and is
+reported here as the `finished` event the events parser reports for it on a line of its own.
 `v_num` is the logger's version, not a metric; `*_step` metrics lose the suffix
 (`train_loss_step` -> `loss`), `*_epoch` ones keep it (epoch means).
 """
@@ -37,6 +40,7 @@ _CHECKPOINT = re.compile(
 _OLD_CHECKPOINT = re.compile(
     r"^Epoch (?P<epoch>\d{1,18}(?!\d)): (?P<monitor>\S+) reached (?P<value>\S+) \(best \S+\), saving model to (?P<path>\S+) as top \d+"
 )
+_STOPPED = re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d{1,18}(?!\d))` reached\.")
 _SKIP = {"v_num"}
 
 
@@ -86,6 +90,11 @@ class LightningParser(Parser):
             self._release(out)
         if bar.n > 0:
             self._held = (step, epoch, metrics, line.no)
+        stopped = _STOPPED.search(text, bar.end)
+        if stopped is not None:
+            self._release(out)
+            data = {stopped.group(1): int(stopped.group(2))}
+            out.event("finished", "info", text[stopped.start() :].strip(), data, line=line.no)
         return True
 
     def at_eof(self, out: Emitter) -> None:

@@ -11,6 +11,9 @@ iteration `(e - 1) x n + i` of the run (the runner's `iter + 1` when every epoch
 iterations); an iteration-based line `[i/N]` prints the iteration itself, N is `total_steps`.
 `memory` is `torch.cuda.max_memory_allocated()` in MiB since the last log line -> `mem_gib`.
 `time` / `data_time` are seconds per iteration averaged over the logging interval.
+The runner prints its Config when built from one (`Runner.from_cfg`, tools/train.py); its
+`train_cfg = dict(... max_epochs=12 ...)` (or `max_iters=`) is the run's length, so an
+epoch-based run's `total_steps` is max_epochs x the iterations per epoch of its train lines.
 Validation progress lines (`Epoch(val) [5][ 1/22]  eta ... time ...`) time the evaluation
 loop, not training, and are not reported; the validation metrics line is, at the last
 training step (names in snake_case: `coco/bbox_mAP` -> `coco_bbox_m_ap`, `loss` -> `eval_loss`).
@@ -33,6 +36,8 @@ _HEAD = re.compile(
 _ETA = re.compile(r"\beta: ((?:\d+ days?, )?\d+:\d{2}:\d{2})")
 _PAIR = re.compile(r"(?:^|[\s,])(?P<key>[A-Za-z_][\w./-]*): (?P<value>[^\s,]+)")
 _TIMING = {"eta", "time", "data_time", "memory"}
+_TRAIN_CFG = re.compile(r"^train_cfg = dict\((?P<rest>.*)$")
+_MAX = re.compile(r"(?:^|[(,\s])max_(?P<unit>epochs|iters)=(?P<n>\d{1,18}(?!\d))\s*[,)]")
 _RENAME = {"time": "step_time_s", "data_time": "data_time_s"}
 
 
@@ -60,17 +65,33 @@ def _pairs(rest: str) -> tuple[dict[str, float], float | None, float | None]:
 class MMEngineParser(Parser):
     name = "mmengine"
     title = "OpenMMLab (mmengine / mmcv / mmdet)"
-    triggers = ("Epoch(", "Iter(", "Epoch [", "Iter [")
+    triggers = ("Epoch(", "Iter(", "Epoch [", "Iter [", "train_cfg = dict(", "max_epochs=", "max_iters=")
     example = "Epoch(train)  [1][84/86]  lr: 3.3433e-03  eta: 0:24:11  time: 0.3421  data_time: 0.0038  memory: 3184  loss: 0.3238"
     priority = 100
 
     def __init__(self) -> None:
         self._last_step: int | None = None  # the runner's last_step lags while it merges
+        self._max: tuple[str, int] | None = None  # ("epochs" | "iters", n) from the printed Config
+        self._in_train_cfg = False  # `train_cfg = dict(` wrapped onto the next lines
+
+    def _config(self, text: str) -> bool:
+        """`train_cfg = dict(by_epoch=True, max_epochs=2)`, possibly wrapped; other lines are not ours."""
+        head = _TRAIN_CFG.match(text)
+        if head is None and not (self._in_train_cfg and text[:1].isspace()):
+            self._in_train_cfg = False
+            return False
+        body = head.group("rest") if head is not None else text
+        m = _MAX.search(body)
+        if m is not None and int(m.group("n")) > 0:
+            self._max = (m.group("unit"), int(m.group("n")))
+        self._in_train_cfg = not body.rstrip().endswith(")")
+        return True
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _HEAD.search(text)
         if m is None or ":" not in m.group("rest"):
-            return False
+            return self._config(text)
+        self._in_train_cfg = False
         phase = m.group("phase") or "train"
         rest = m.group("rest")
         if phase != "train" or (m.group("epoch") is not None and m.group("n") is None):
@@ -84,10 +105,14 @@ class MMEngineParser(Parser):
                 return False
             step = (epoch - 1) * n + i
             metrics["epoch"] = float(epoch)
+            if self._max is not None and self._max[0] == "epochs":
+                metrics["total_steps"] = float(self._max[1] * n)
         else:
             step = int(m.group("it"))
             if m.group("total") is not None:
                 metrics["total_steps"] = float(int(m.group("total")))
+            elif self._max is not None and self._max[0] == "iters":
+                metrics["total_steps"] = float(self._max[1])
         if eta is not None:
             metrics["eta_s"] = eta
         if mem is not None:
