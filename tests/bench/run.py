@@ -8,9 +8,11 @@ Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
    BENCH_MB megabytes (tests/bench/make_big_log.py); wall time and the child's peak RSS (wait4 rusage).
 2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
-   with a file growing 1000 lines/s, with inotify and with polling.
-3. scale: 256 per-rank files followed at once: idle CPU, CPU and append-to-record latency while
-   every file grows.
+   with a file growing 1000 lines/s, with inotify and with polling; then the real dashboard in a
+   160x45 pseudo-terminal (tests/bench/dashboard.py): append-to-screen latency, its CPU on an idle
+   seed-004 copy (/proc/PID/stat over BENCH_UI_SECONDS, default 25) and while the file grows.
+3. scale: 256 per-rank files followed at once: idle CPU (inotify and polling), CPU and
+   append-to-record latency while every file grows.
 4. render: the dashboard chart's downsample + plotext render of 1M points
    (trainwatch.ui.widgets.chart.render_chart).
 The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
@@ -34,6 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
+import dashboard  # noqa: E402  (tests/bench/dashboard.py)
 import latency  # noqa: E402  (tests/bench/latency.py)
 import make_big_log  # noqa: E402
 
@@ -105,35 +108,28 @@ def live(seconds: float) -> None:
         r = latency.latency(poll, 200)
         mode = r["mode"]
         row(f"append-to-record p95 [{mode}]", r["p95_ms"], "ms", 100.0, f"(p50 {r['p50_ms']:.1f}, steps {r['steps']})")
-        # The dashboard copies the store on its fast tick (TrainwatchApp.fast_interval, 0.25 s):
-        # a record waits for the next tick, so screen latency <= record latency + one tick.
-        tick_ms = _dashboard_tick_ms()
-        if tick_ms is not None:
-            row(
-                f"append-to-screen p95 bound [{mode}]",
-                r["p95_ms"] + 0.95 * tick_ms,
-                "ms",
-                250.0,
-                f"(record p95 + 95% of the {tick_ms:.0f} ms UI tick; bound, not a UI measurement)",
-            )
     for poll in (False, True):
         for rate in (0, 1000):
             r = latency.cpu(poll, seconds, rate)
             what = "idle file" if rate == 0 else f"{rate} lines/s"
             target = 1.0 if rate == 0 else 15.0
             row(f"CPU following, {what} [{r['mode']}]", r["cpu_pct"], "%", target, "(pipeline, no dashboard)")
-
-
-def _dashboard_tick_ms() -> float | None:
-    try:
-        import inspect
-
-        from trainwatch.ui.app import TrainwatchApp
-
-        default = inspect.signature(TrainwatchApp.__init__).parameters["fast_interval"].default
-        return float(default) * 1000.0
-    except Exception:
-        return None
+    ui_seconds = float(os.environ.get("BENCH_UI_SECONDS", "25"))
+    size = (160, 45)
+    for poll in (False, True):
+        r = dashboard.screen_latency(60, size, poll=poll)
+        mode = "polling" if poll else "inotify"
+        row(
+            f"append-to-screen p95 [{mode}]",
+            r["p95_ms"],
+            "ms",
+            250.0,
+            f"(p50 {r['p50_ms']:.1f}, steps {r['steps']}; dashboard in a 160x45 pty)",
+        )
+    r = dashboard.idle_cpu(ui_seconds, size)
+    row("dashboard idle CPU (seed 004 copy, 160x45)", r["cpu_pct"], "%", 1.0, f"(/proc/PID/stat over {ui_seconds:g} s)")
+    r = dashboard.busy_cpu(ui_seconds, size)
+    row("dashboard CPU, file growing 1000 lines/s", r["cpu_pct"], "%", 15.0, "(whole process: UI + pipeline)")
 
 
 SCALE_WRITER = """
@@ -178,7 +174,7 @@ def scale(seconds: float, files: int = 256) -> None:
         c0, w0 = time.process_time(), time.monotonic()
         time.sleep(seconds)
         idle = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
-        row(f"CPU, {files} idle files", idle, "%", 1.0, "(pipeline, no dashboard)")
+        row(f"CPU, {files} idle files [inotify]", idle, "%", 1.0, "(pipeline, no dashboard)")
         rate = 4.0  # lines/s per file: 1024 lines/s in all
         c0, w0 = time.process_time(), time.monotonic()
         out = subprocess.run(
@@ -194,6 +190,15 @@ def scale(seconds: float, files: int = 256) -> None:
         while len(arrived) < want and time.monotonic() < deadline:
             time.sleep(0.05)
         pipeline.stop()
+        polled = Pipeline([tmp], force_poll=True)
+        polled.start()
+        time.sleep(1.0)
+        c0, w0 = time.process_time(), time.monotonic()
+        time.sleep(seconds)
+        idle = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
+        polled.stop()
+        interval = polled.poll_interval
+        row(f"CPU, {files} idle files [polling, {interval:g} s]", idle, "%", 1.0, "(pipeline, no dashboard)")
     lat = [1000 * (arrived[(p, i)] - t) for i, t in written.items() for p in paths if (p, i) in arrived]
     row(f"CPU, {files} files x {rate:g} lines/s ({files * rate:g}/s)", busy, "%", 15.0, "(pipeline, no dashboard)")
     if lat:
