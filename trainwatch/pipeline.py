@@ -17,6 +17,7 @@ lines of known hot shapes into column blocks the store appends in one call per s
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import threading
 import time
@@ -26,7 +27,7 @@ from trainwatch.lines.assembler import Kind, Line, LineAssembler
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
-from trainwatch.sources.discover import SourceSpec, expand, has_magic, rediscover
+from trainwatch.sources.discover import NOT_REGULAR, SourceSpec, expand, has_magic, rediscover
 from trainwatch.sources.poll import PollClock
 from trainwatch.sources.stdin import StdinSource
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES, Ev, FileTail, TailEvent
@@ -130,6 +131,11 @@ class SourceReader:
             self._sink(batch)
 
     def _apply(self, event: TailEvent) -> None:
+        if event.kind is Ev.REPLACED:
+            self.assemblers.setdefault(event.gen, LineAssembler())
+            self.parser.at_eof()
+            self._starts_again(event.note)
+            return
         asm = self.assemblers.get(event.gen)
         if asm is None:
             if event.kind is not Ev.DATA:
@@ -144,8 +150,16 @@ class SourceReader:
         self.parser.at_eof()
         if event.kind is Ev.RESET:
             asm.reset()
+            self._starts_again(event.note)
         else:
             del self.assemblers[event.gen]
+
+    def _starts_again(self, note: str) -> None:
+        """The path's content starts again from line 1 (truncated, rewritten, replaced): a marker
+        in the raw lines (their numbers restart), and the parsers judge whether it is a relaunch."""
+        note = note or "file started again"
+        self.state.recent.append((0, f"── {note}: following from the start ──"))
+        self.parser.content_restarted(note)
 
     def pump(self, limit: int = CHUNK) -> bool:
         """Read what is available (up to about `limit` bytes). True if more is waiting right now."""
@@ -284,6 +298,25 @@ class Pipeline:
         for raw in self.paths:
             if raw != "-" and (os.path.isdir(raw) or (has_magic(raw) and not os.path.lexists(raw))):
                 self._patterns.add(raw)
+        self._note_skipped(problems)
+
+    def _note_skipped(self, problems: list[str]) -> None:
+        """A FIFO or device found in a directory or glob is not read: the dashboard's source
+        notes say so (on the first file read from that PATH), as they say a file is unreadable."""
+        skipped: dict[str, list[str]] = {}  # reader -> the entries skipped under its PATH
+        for problem in problems:
+            path = problem.removesuffix(f": {NOT_REGULAR}")
+            if path == problem:
+                continue
+            for name, reader in self.readers.items():
+                pattern = reader.spec.pattern
+                if pattern is not None and _under(path, pattern):
+                    skipped.setdefault(name, []).append(path)
+                    break
+        for name, paths in skipped.items():
+            state = self.readers[name].state
+            if not state.note:
+                state.note = f"not read: {', '.join(paths)} (FIFOs and devices are not read)"
 
     # -------------------------------------------------------------- plumbing
     def add_sink(self, sink: BatchSink) -> None:
@@ -543,6 +576,13 @@ class Pipeline:
             self._thread.join(timeout)
         for reader in self.readers.values():
             reader.close()
+
+
+def _under(path: str, pattern: str) -> bool:
+    """Found by this directory or glob PATH."""
+    if os.path.isdir(pattern):
+        return os.path.normpath(path).startswith(os.path.normpath(pattern) + os.sep)
+    return fnmatch.fnmatch(path, pattern) or path.startswith(_glob_root(pattern)[0])
 
 
 def _glob_root(pattern: str) -> tuple[str, bool]:

@@ -114,9 +114,19 @@ def test_2023_form_with_trailing_tag() -> None:
     }
 
 
-def test_total_steps_is_reported_without_a_step() -> None:
-    (s,) = run(["2024-02-20,09:54:22 | INFO | total_steps: 1191600"])  # seed002 line 2020
-    assert (s.step, dict(s.metrics), s.time) == (None, {"total_steps": 1191600}, "2024-02-20T09:54:22")
+SEED002_TOTAL = "2024-02-20,09:54:22 | INFO | total_steps: 1191600"  # seed002 line 2020 (EVA's config)
+
+
+def test_total_steps_is_the_run_length_of_the_steps_not_a_step_record() -> None:
+    runner_records: list[Record] = []
+    runner = SourceParser("t.log", [OpenClipParser()], runner_records.append)
+    runner.feed_lines([Line(2020, SEED002_TOTAL), Line(2021, "2024-02-20,09:54:22 | INFO | Start epoch 0")])
+    runner.finish()
+    assert runner_records == []  # the announcement alone is no step
+    assert runner.stats.understood == 1
+    steps = run([SEED002_TOTAL, SEED002_STEP1, SEED002_STEP1.replace("Global Steps: 1 ", "Global Steps: 2 ")])
+    assert [(s.step, s.line, s.metrics["total_steps"]) for s in steps] == [(1, 2, 1191600), (2, 3, 1191600)]
+    assert all(s.step is not None for s in steps)
 
 
 def test_half_matching_lines_yield_nothing() -> None:

@@ -301,3 +301,105 @@ def test_series_extend_compacts_like_append() -> None:
             bulk.count,
             bulk.compactions,
         )
+
+
+# ------------------------------------------------------------------ runs in columns
+# seed 002 (DeepSpeed CoCa, /work/shared/seeds/002_*) prints these timers behind a log_dist
+# prefix; seed 004's DeepSpeed prints the same `rank=0 time (ms) | ...` form bare, as here.
+MICRO_LINE = (
+    "rank=0 time (ms) | forward_microstep: 6475.24 | backward_microstep: 3422.95 |"
+    " backward_inner_microstep: 3105.30 | backward_allreduce_microstep: 317.44 | step_microstep: 8489.25"
+)
+GLOBAL_LINE = (
+    "rank=0 time (ms) | forward: 6475.32 | backward: 3422.89 | backward_inner: 3105.27 |"
+    " backward_allreduce: 317.44 | step: 8489.29"
+)
+
+
+def _count_runs(monkeypatch: pytest.MonkeyPatch) -> dict[bool, int]:
+    """Rows taken in columns (True) and runs handed back to the row-by-row path (False)."""
+    taken = {True: 0, False: 0}
+    original = SourceParser._bulk_columns
+
+    def spy(self: SourceParser, rows: Any, where: Any, a: int, b: int, no: int) -> bool:
+        done = original(self, rows, where, a, b, no)
+        taken[done] += b - a if done else 1
+        return done
+
+    monkeypatch.setattr(SourceParser, "_bulk_columns", spy)
+    return taken
+
+
+def test_runs_of_hot_lines_go_in_as_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Otherwise the comparisons above would only test the row-by-row bulk path."""
+    path = _big_log(tmp_path, [])
+    taken = _count_runs(monkeypatch)
+    _assert_same([str(path)], monkeypatch)
+    lines = path.read_text(encoding="utf-8").count("\n")
+    assert taken[True] > 0.85 * lines  # every hot line but the first of a run (see `_bulk_run`)
+
+
+def test_one_parsers_shapes_interleaved_in_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DeepSpeed's optimizer, micro-step and global timers (three shapes, one parser state)
+    between Megatron iteration lines, in one run: steps as the per-line path counts them.
+    (Megatron's timers line is left out: its `forward` would share a series with DeepSpeed's.)"""
+    monkeypatch.setattr(runner, "BULK_SLICE", 4096)
+    texts = [STEP_LINE.replace("step=100", "step=0")]
+    step = 0
+    for _ in range(60):
+        step += 1
+        texts += [DS_LINE, MICRO_LINE, MICRO_LINE, GLOBAL_LINE]
+        texts.append(ITER_LINE.replace(" 5/", f" {step}/"))
+    taken = _count_runs(monkeypatch)
+    bulk = _records_to_store(texts, True)
+    assert taken[True] > 0.8 * len(texts)
+    assert bulk == _records_to_store(texts, False)
+    (forward,) = [v for k, v in bulk["store"]["series"].items() if "'phase', 'forward'" in k]
+    assert forward[0][:3] == ["1.0", "2.0", "3.0"]  # the global timers close steps 1, 2, 3...
+
+
+@pytest.mark.parametrize("unusual", ["step going back", "second rank"])
+def test_an_unusual_run_is_read_row_by_row(unusual: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "BULK_SLICE", 4096)
+    texts = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
+    for k in range(40):
+        ds = DS_LINE.replace("rank=0", "rank=1") if unusual == "second rank" and k % 2 else DS_LINE
+        texts += [ds, TIMERS_LINE]
+        back = unusual == "step going back" and k == 20
+        texts.append(ITER_LINE.replace(" 5/", f" {3 if back else 10 + k}/"))
+    taken = _count_runs(monkeypatch)
+    bulk = _records_to_store(texts, True)
+    assert taken[False] > 0
+    assert bulk == _records_to_store(texts, False)
+    if unusual == "step going back":
+        assert bulk["store"]["event_counts"].get("restart") == 1
+
+
+def test_printed_milliseconds_are_converted_like_ms_to_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwatch.numbers import ms_to_s
+    from trainwatch.parsers import bulk
+
+    monkeypatch.setattr(bulk, "SECONDS_CACHE", 50)  # the cache fills and is cleared on the way
+    rng = random.Random(5)
+    texts = [f"{rng.uniform(0, 10 ** rng.randint(0, 7)):.{rng.randint(1, 6)}f}" for _ in range(2000)]
+    texts += ["0.00", "18.83", "18.83", "907.6", "123456789.123"]
+    for chunk in (texts[:7], texts, texts[::-1]):
+        assert list(map(_r, bulk._seconds(chunk))) == [_r(ms_to_s(float(t))) for t in chunk]
+
+
+def test_a_run_ending_in_a_step_line_leaves_that_step_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last iteration line of a run is still pending: DeepSpeed's `step=N` report of the
+    same step right after it merges into the same record, as on the per-line path."""
+    monkeypatch.setattr(runner, "BULK_SLICE", 4096)
+    texts = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
+    for k in range(1, 30):
+        texts += [DS_LINE, TIMERS_LINE, ITER_LINE.replace(" 5/", f" {100 * k}/")]
+        if k % 3 == 0:
+            # (the same lr as the iteration line: a report of the same step, merged)
+            texts.append(STEP_LINE.replace("step=100", f"step={100 * k}").replace("1.5e-06", "7.5e-08"))
+    taken = _count_runs(monkeypatch)
+    bulk = _records_to_store(texts, True)
+    assert taken[True] > 0.3 * len(texts)
+    assert bulk == _records_to_store(texts, False)
+    steps = next(iter(bulk["store"]["step_records"].values()))
+    assert steps == 3 + 29  # each `step=N` line merged into its iteration's record (not 3 + 29 + 9)

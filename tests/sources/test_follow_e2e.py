@@ -30,6 +30,11 @@ time.sleep(60)
 """
 
 
+def restarts_in(follower: Follower) -> list[dict[str, object]]:
+    """The restart events (none expected) and steps of a later attempt."""
+    return [r for r in follower.records if (r["type"] == "event" and r["kind"] == "restart") or r.get("attempt")]
+
+
 @pytest.mark.parametrize(
     ("options", "sig"),
     [([], signal.SIGINT), (["--poll", "--poll-interval", "0.05"], signal.SIGTERM)],
@@ -81,6 +86,7 @@ for _ in range(100):
         kill(writer)
         kill(follower.proc)
     assert_each_step_once(follower.loss_steps(), range(1, 351))
+    assert not restarts_in(follower), "copytruncate under a run that goes on is not a relaunch"
 
 
 def test_rename_rotation_of_a_followed_directory(tmp_path: Path) -> None:
@@ -113,6 +119,7 @@ for i in range(151, 301): f.write(line(i))
     finally:
         kill(follower.proc)
     assert_each_step_once(follower.loss_steps(), range(1, 301))
+    assert not restarts_in(follower), "rename rotation under a run that goes on is not a relaunch"
 
 
 def test_delete_and_recreate_by_a_relaunched_job(tmp_path: Path) -> None:
@@ -138,6 +145,7 @@ def test_delete_and_recreate_by_a_relaunched_job(tmp_path: Path) -> None:
     steps = follower.loss_steps()
     assert_each_step_once(steps, range(1, 201))
     assert [s["line"] for s in steps if s["step"] in (100, 101)] == [100, 1]  # the new file numbers from 1
+    assert not restarts_in(follower), "the steps go on from 100: the same run (see test_relaunch_in_place)"
 
 
 def test_directory_gains_new_ranks_and_attempts(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store, iso_to_epoch
@@ -31,6 +31,9 @@ class EventIndex:
     first_nan: Event | None
     nan_count: int
     overflows: tuple[Event, ...]  # newest last; bounded by the store's event window
+    # source -> attempt of the newest restart: a file truncated and written again numbers its
+    # lines from 1, so an older attempt's events are history whatever their line numbers.
+    restarts_last_attempt: dict[str, int] = field(default_factory=dict)
 
 
 _CACHE: weakref.WeakKeyDictionary[Store, tuple[int, EventIndex]] = weakref.WeakKeyDictionary()
@@ -45,6 +48,7 @@ def event_index(store: Store) -> EventIndex:
         finished: list[Event] = []
         checkpoints: dict[str, Event] = {}
         restarts: dict[str, int] = {}
+        attempts: dict[str, int] = {}
         first_nan: Event | None = None
         nan_count = 0
         overflows: list[Event] = []
@@ -63,9 +67,13 @@ def event_index(store: Store) -> EventIndex:
             elif kind == "checkpoint":
                 checkpoints[e.source] = e
             elif kind == "restart":
-                restarts[e.source] = max(restarts.get(e.source, 0), e.line)
+                if e.attempt > attempts.get(e.source, -1):
+                    attempts[e.source] = e.attempt
+                    restarts[e.source] = e.line
+                elif e.attempt == attempts[e.source]:
+                    restarts[e.source] = max(restarts[e.source], e.line)
         index = EventIndex(
-            tuple(failures), tuple(finished), checkpoints, restarts, first_nan, nan_count, tuple(overflows)
+            tuple(failures), tuple(finished), checkpoints, restarts, first_nan, nan_count, tuple(overflows), attempts
         )
         _CACHE[store] = (store.version, index)
         return index
@@ -81,9 +89,11 @@ def after_last_progress(store: Store, e: Event, index: EventIndex, latest_progre
 
     Without `latest_progress_t` only the event's own source is considered (a rank that died while
     the others kept stepping until their collectives timed out)."""
+    if e.attempt < index.restarts_last_attempt.get(e.source, 0):
+        return False
     if e.line <= index.restarts_last_line.get(e.source, 0):
         return False
-    last = store.latest_step.get(RankKey(e.source, e.rank))
+    last = store.latest_step.get(RankKey(e.source, e.rank, e.host))
     src_last = source_last_step(store, e.source)
     if src_last is not None:
         if e.step is None:

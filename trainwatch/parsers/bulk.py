@@ -20,11 +20,11 @@ it without side effects. tests/perf/test_bulk_catchup.py compares both paths on 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import repeat
-from operator import truediv
+from itertools import compress, repeat
+from operator import is_
 from typing import TYPE_CHECKING, Literal
 
 from trainwatch.numbers import ms_to_s
@@ -86,6 +86,7 @@ class BulkTemplate:
     regex: str = ""
     names: tuple[str, ...] = ()
     nan_groups: tuple[int, ...] = ()
+    needed: tuple[int, ...] = ()  # the groups whose text the store converts (values, then extras)
 
     def __post_init__(self) -> None:
         merged: list[Part] = []
@@ -98,6 +99,7 @@ class BulkTemplate:
         self.ngroups = sum(isinstance(p, Var) for p in self.parts)
         self.regex = "".join(f"({p.pattern})" if isinstance(p, Var) else re.escape(p) for p in self.parts)
         self.names = tuple(name for _g, name, _ms in self.values) + tuple(name for name, _g in self.extras)
+        self.needed = tuple(g for g, _name, _ms in self.values) + tuple(g for _name, g in self.extras)
 
     @property
     def probe(self) -> int:
@@ -133,19 +135,34 @@ class BulkTemplate:
             found[name] = float(int(groups[g]))
         return found
 
-    def columns(self, rows: Sequence[Sequence[str]]) -> list[list[float]]:
-        """Per name (values, then extras), the floats of every row: C-level conversions."""
-        if not rows:
-            return [[] for _ in self.names]
-        cols = list(zip(*rows, strict=True))
+    def columns(self, raw: Mapping[int, Sequence[str]]) -> list[list[float]]:
+        """Per name (values, then extras), the floats of the texts of its group: C-level conversions."""
         out: list[list[float]] = []
         for g, _name, in_ms in self.values:
-            floats = map(float, cols[g])
-            # ms_to_s (round(v / 1000.0, 12)) with C-level maps: no Python call per value
-            out.append(list(map(round, map(truediv, floats, repeat(1000.0)), repeat(12))) if in_ms else list(floats))
+            out.append(_seconds(raw[g]) if in_ms else list(map(float, raw[g])))
         for _name, g in self.extras:
-            out.append(list(map(float, map(int, cols[g]))))
+            out.append(list(map(float, map(int, raw[g]))))
         return out
+
+
+# Printed milliseconds -> `ms_to_s(float(text))`. That is slow (round(x, 12) goes through decimal
+# digits) and the few thousand distinct printed timings repeat: they are looked up (a plain
+# dict's `get`, C level), the misses computed once.
+_SECONDS: dict[str, float] = {}
+SECONDS_CACHE = 1 << 16
+
+
+def _seconds(texts: Sequence[str]) -> list[float]:
+    out: list[float | None] = list(map(_SECONDS.get, texts))
+    if None in out:
+        if len(_SECONDS) >= SECONDS_CACHE:
+            _SECONDS.clear()
+        for i in compress(range(len(out)), map(is_, out, repeat(None))):
+            value = _SECONDS.get(texts[i])
+            if value is None:
+                value = _SECONDS[texts[i]] = ms_to_s(float(texts[i]))
+            out[i] = value
+    return out  # type: ignore[return-value]
 
 
 def _value(raw: str, in_ms: bool) -> float:
@@ -250,13 +267,46 @@ NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
 # ---------------------------------------------------------------------- columns
 @dataclass(eq=False)
 class _Group:
+    """The rows of one (rank, template) in a block, as floats per name (values, then extras)."""
+
     rank: int
     template: BulkTemplate
     first: int  # row order in the block
     last: int = 0
     steps: list[int | None] = field(default_factory=list)
-    rows: list[tuple[str, ...]] = field(default_factory=list)
+    rows: list[tuple[str, ...]] = field(default_factory=list)  # rows added one by one, not yet converted
     rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
+    _values: list[list[float]] = field(default_factory=list)
+
+    def add_texts(self, raw: Mapping[int, Sequence[str]]) -> None:
+        """Rows given as the texts of each needed group: converted now, while those strings
+        are fresh in the CPU cache (and then freed)."""
+        if self.rows:
+            self._convert_rows()
+        self._extend(self.template.columns(raw))
+
+    def columns(self) -> list[list[float]]:
+        """Per name, the floats of every row in order (rows added one by one included)."""
+        if self.rows:
+            self._convert_rows()
+        if not self._values:
+            self._values = [[] for _ in self.template.names]
+        return self._values
+
+    def _convert_rows(self) -> None:
+        cols = list(zip(*self.rows, strict=True))
+        self.rows = []
+        self._extend(self.template.columns({g: cols[g] for g in self.template.needed}))
+
+    def _extend(self, columns: list[list[float]]) -> None:
+        if not self._values:
+            self._values = columns
+            return
+        for mine, more in zip(self._values, columns, strict=True):
+            mine.extend(more)
+
+    def __len__(self) -> int:
+        return len(self.steps)
 
 
 class ColumnBlock:
@@ -290,6 +340,10 @@ class ColumnBlock:
             self._series_of[(rank, kind, name)] = template
         g = self.groups[(rank, template)] = _Group(rank, template, self.rows)
         return g
+
+    def owner_of(self, rank: int, kind: str, name: str) -> BulkTemplate | None:
+        """The template feeding that series in this block, if any."""
+        return self._series_of.get((rank, kind, name))
 
     def ordered(self) -> list[_Group]:
         return sorted(self.groups.values(), key=lambda g: g.first)

@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, islice
+from math import isfinite
+from operator import itemgetter, lt
 from typing import Any
 
 from trainwatch.lines.assembler import Kind, Line
@@ -132,6 +136,9 @@ class SourceParser:
         self._attempt = (path_attempt(where) or 0) if source != "-" else 0
         self._attempt_event_due = self._attempt > 0 and self._path_rank == 0
         self._restart_armed = False
+        # The file was truncated, rewritten or replaced (why): its next step tells a relaunch
+        # (the steps go back) from rotation under a run that goes on.
+        self._content_restarted = ""
         self._banners: Counter[str | None] = Counter()
         self._launches = 0
         self._last_by_stream: dict[tuple[str | None, int | None], int] = {}
@@ -265,6 +272,16 @@ class SourceParser:
             self.stats.parser_errors += 1
             return False
 
+    def content_restarted(self, why: str) -> None:
+        """The source's text starts again from its first line (`file truncated at 2821 bytes`).
+
+        A job relaunched with `>` into the same file, or a new file at the path, prints its
+        steps from the start again: the first step that does not go on from the last one
+        starts a new segment, as a relaunch into the file does. copytruncate / logrotate under
+        a run that keeps going lead to the next step: nothing changes."""
+        self._flush_pending()
+        self._content_restarted = why
+
     def at_eof(self) -> None:
         """The reader has consumed everything written so far: release merged steps and held blocks."""
         if self._eof_done:
@@ -335,28 +352,185 @@ class SourceParser:
         scanner = self._scanner
         if scanner is None:
             scanner = self._compile()
-        dispatch = self._dispatch
         lines = self.stats.lines
-        fallback = self._catch_all
-        counts = self._bulk_counts
-        for row in scanner.findall(text, pos, end):
-            for probe, off, template in dispatch:
-                if row[probe]:
-                    groups = row[off : off + template.ngroups]
-                    if template.kind == "phases":
-                        done = self._bulk_phases(template, groups)
-                    else:
-                        done = self._bulk_step(template, groups, no)
-                    if done:
-                        counts[template.owner.name] += 1
-                    else:
-                        self._bulk_fallback(no, template.text(groups), learn=False)
-                    break
-            else:
-                self._bulk_fallback(no, row[fallback], learn=True)
-            no += 1
+        rows = scanner.findall(text, pos, end)
+        if not rows:
+            return no
+        # Which rows each template took, and the runs of template rows between the rows no
+        # template took (C-level passes, one group per row each).
+        every = range(len(rows))
+        where = [list(compress(every, map(itemgetter(probe), rows))) for probe, _off, _t in self._dispatch]
+        a = 0
+        for b in (*compress(every, map(itemgetter(self._catch_all), rows)), len(rows)):
+            if a < b:
+                self._bulk_run(rows, where, a, b, no)
+            if b < len(rows):
+                self._bulk_fallback(no + b, rows[b][-1][:-1], learn=True)
+            a = b + 1
         self._settle_counts(lines)
-        return no
+        return no + len(rows)
+
+    def _bulk_row(self, row: tuple[str, ...], no: int) -> None:
+        """One template row, as its own step."""
+        for probe, off, template in self._dispatch:
+            if row[probe]:
+                groups = row[off : off + template.ngroups]
+                if template.kind == "phases":
+                    done = self._bulk_phases(template, groups)
+                else:
+                    done = self._bulk_step(template, groups, no)
+                if done:
+                    self._bulk_counts[template.owner.name] += 1
+                else:
+                    self._bulk_fallback(no, template.text(groups), learn=False)
+                return
+
+    def _bulk_run(
+        self,
+        rows: list[tuple[str, ...]],
+        where: list[list[int]],
+        a: int,
+        b: int,
+        no: int,
+    ) -> None:
+        """Rows a..b-1 of a slice, all template rows: in columns when nothing in them is
+        unusual (`_bulk_columns`), else row by row."""
+        while a < b and (
+            self._pending is not None
+            or self._bulk_pending is not None
+            or self._attempt_event_due
+            or self._content_restarted
+        ):
+            self._bulk_row(rows[a], no + a)
+            a += 1
+        if a < b and not self._bulk_columns(rows, where, a, b, no):
+            for i in range(a, b):
+                self._bulk_row(rows[i], no + i)
+
+    def _bulk_columns(
+        self,
+        rows: list[tuple[str, ...]],
+        where: list[list[int]],
+        a: int,
+        b: int,
+        no: int,
+    ) -> bool:
+        """Rows a..b-1 in one go: the state and block the row-by-row path leaves, when every row
+        would take the common way there (one rank already known, ready templates, steps going
+        up, finite watched values, no series fed by two shapes). False (nothing done) otherwise."""
+        present: list[tuple[int, BulkTemplate, list[int]]] = []
+        for (_probe, off, template), at in zip(self._dispatch, where, strict=True):
+            lo, hi = bisect_left(at, a), bisect_left(at, b)
+            if lo < hi:
+                if template.ready is not None and not template.ready():
+                    return False
+                present.append((off, template, at[lo:hi]))
+        present.sort(key=lambda p: p[2][0])
+        rank: int | None = None
+        for off, template, at in present:
+            if template.rank_group is not None:
+                found = {int(r) for r in set(_column(rows, at, off + template.rank_group))}
+                if len(found) != 1 or not found <= self._reporting_ranks:
+                    return False
+                this = found.pop()
+            elif self._path_rank is not None:
+                this = self._path_rank
+            elif len(self._reporting_ranks) == 1:
+                this = next(iter(self._reporting_ranks))
+            else:
+                return False
+            if rank is not None and this != rank:
+                return False
+            rank = this
+        assert rank is not None
+        # Step rows: going up from the last one (no restart, no merge), watched values finite.
+        step_rows: list[tuple[int, int]] = []
+        for off, template, at in present:
+            if template.kind == "step":
+                step_rows += zip(at, map(int, _column(rows, at, off + template.step_group)), strict=True)  # type: ignore[operator]
+                for g in template.nan_groups:
+                    if not all(map(isfinite, map(float, _column(rows, at, off + g)))):
+                        return False
+        step_rows.sort()
+        steps = [s for _i, s in step_rows]
+        prev = self._last_by_stream.get((None, rank))
+        if steps and ((prev is not None and steps[0] <= prev) or not all(map(lt, steps, islice(steps, 1, None)))):
+            return False
+        # Groups: a new one must not feed a series another shape of the block feeds.
+        block = self._block
+        if block is None:
+            block = ColumnBlock(self.source, self._attempt)
+        taken: dict[tuple[str, str], BulkTemplate] = {}
+        for _off, template, _at in present:
+            kind = "phase" if template.kind == "phases" else "metric"
+            for name in template.names:
+                other = taken.get((kind, name)) or block.owner_of(rank, kind, name)
+                if other is not None and other is not template:
+                    return False
+                taken[(kind, name)] = template
+        # Nothing unusual: each parser's state moves line by line (its `on_line` in line order),
+        # the rows go in as columns.
+        held = b - 1 if step_rows and step_rows[-1][0] == b - 1 else -1  # a last step row stays pending
+        line_steps = self._line_steps(rows, present)
+        self._block = block
+        base = block.rows - a
+        counts = self._bulk_counts
+        for (off, template, at), got in zip(present, line_steps, strict=True):
+            counts[template.owner.name] += len(at)
+            if template.kind == "step":
+                got = list(map(int, _column(rows, at, off + template.step_group)))  # type: ignore[operator]
+            if at[-1] == held:
+                at, got = at[:-1], got[:-1]
+                if not at:
+                    continue
+            group = block.groups.get((rank, template))
+            if group is None:
+                group = block.group(rank, template)
+                assert group is not None  # (checked above)
+                group.first = base + at[0]
+            needed = template.needed
+            picked = map(itemgetter(*(off + g for g in needed)), map(rows.__getitem__, at))
+            group.add_texts(
+                dict(zip(needed, zip(*picked, strict=True) if len(needed) > 1 else (list(picked),), strict=True))
+            )
+            group.steps.extend(got)
+            group.last = base + at[-1]
+            if template.kind == "step":
+                group.rows_at.extend(map(base.__add__, at))
+        block.rows += b - a
+        if held >= 0:
+            block.rows -= 1
+            step_rows.pop()
+            off, template = next((p[0], p[1]) for p in present if p[2][-1] == held)
+            self._bulk_pending = (template, rank, steps[-1], rows[held][off : off + template.ngroups], no + held)
+        if step_rows:
+            last = step_rows[-1][1]
+            block.step_order.setdefault(rank, []).extend(s for _i, s in step_rows)
+            self._last_by_stream[(None, rank)] = last
+            self._last_step[rank] = last
+            self._last_step[None] = last
+        return True
+
+    @staticmethod
+    def _line_steps(
+        rows: list[tuple[str, ...]], present: list[tuple[int, BulkTemplate, list[int]]]
+    ) -> list[list[int | None]]:
+        """Each template's `on_line` results, called in line order per parser (a parser's
+        state moves with its own lines only)."""
+        out: list[list[int | None]] = [[] for _ in present]
+        owners: dict[int, list[int]] = {}
+        for k, (_off, template, _at) in enumerate(present):
+            owners.setdefault(id(template.owner), []).append(k)
+        for ks in owners.values():
+            if len(ks) == 1:
+                off, template, at = present[ks[0]]
+                cut = itemgetter(slice(off, off + template.ngroups))
+                out[ks[0]] = list(map(template.on_line, map(cut, map(rows.__getitem__, at))))
+                continue
+            for i, k in sorted((i, j) for j in ks for i in present[j][2]):
+                off, template, _at = present[k]
+                out[k].append(template.on_line(rows[i][off : off + template.ngroups]))
+        return out
 
     def _settle_counts(self, lines_before: int) -> None:
         """Per-line counters of the lines taken in bulk (the fallbacks counted their own)."""
@@ -378,8 +552,9 @@ class SourceParser:
             off += template.ngroups
         self._dispatch = dispatch
         self._catch_all = off
-        alternatives = "|".join(t.regex for t in self._templates)
-        self._scanner = re.compile(f"(?:{alternatives}|(.*))\n")
+        alternatives = "".join(f"{t.regex}\n|" for t in self._templates)
+        # The catch-all group keeps its newline: never empty, so its rows are found by `compress`.
+        self._scanner = re.compile(f"(?:{alternatives}(.*\n))")
         return self._scanner
 
     def _learn(self, parser: Parser, text: str) -> None:
@@ -455,7 +630,12 @@ class SourceParser:
         """`_flush_pending` of a step held by the bulk path: a column row when nothing is unusual."""
         template, rank, step, groups, _no = self._bulk_pending  # type: ignore[misc]
         prev = self._last_by_stream.get((None, rank))
-        if self._attempt_event_due or (prev is not None and step <= prev) or _bad(template, groups):
+        if (
+            self._attempt_event_due
+            or self._content_restarted
+            or (prev is not None and step <= prev)
+            or _bad(template, groups)
+        ):
             self._materialize()
             self._flush_pending()
             return
@@ -762,6 +942,14 @@ class SourceParser:
         if pending.step is None:
             return
         prev = self._last_by_stream.get((pending.host, pending.rank))
+        if self._content_restarted:
+            why, self._content_restarted = self._content_restarted, ""
+            if prev is None and self._last_by_stream:  # the new text labels its steps otherwise
+                prev = max(self._last_by_stream.values())
+            if prev is not None and pending.step <= prev:
+                why = f"{why}, then step {pending.step} followed step {prev}"
+                self._new_segment(pending.step, why, "warning", pending)
+            return
         if prev is None or pending.step > prev:
             return
         if self._restart_armed:
@@ -830,6 +1018,11 @@ class SourceParser:
                         attempt=self._attempt,
                     )
                 )
+
+
+def _column(rows: Sequence[tuple[str, ...]], at: Iterable[int], group: int) -> Iterable[str]:
+    """The texts of one group in the rows `at` (C level)."""
+    return map(itemgetter(group), map(rows.__getitem__, at))
 
 
 def _has_host_label(text: str) -> bool:

@@ -1,8 +1,9 @@
 """Expand the user's PATH arguments into concrete sources.
 
 A PATH is a file, a directory (every log-like file under it, recursively), a glob, or `-`.
-Discovery never opens anything: FIFOs, sockets and devices are skipped by `stat`, symlink
-loops are cut by tracking real paths, and depth and count are bounded.
+Discovery never opens anything: FIFOs, sockets and devices are skipped by `stat` (and each
+one is reported: a `mkfifo logs/pipe` someone expected to be read is not silently ignored),
+symlink loops are cut by tracking real paths, and depth and count are bounded.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".stdout", ".stderr")
 MAX_DEPTH = 12
 MAX_FILES = 4096
+NOT_REGULAR = "not a regular file (FIFOs and devices are not read)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +46,18 @@ def _regular_file(path: str) -> bool:
         return False
 
 
-def walk_logs(root: str, limit: int = MAX_FILES) -> list[str]:
-    """Log-like regular files under root, sorted, symlink loops and FIFOs skipped."""
+def _special(path: str) -> bool:
+    """A FIFO, socket or device (by `stat`, never opened)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def walk_logs(root: str, limit: int = MAX_FILES, skipped: list[str] | None = None) -> list[str]:
+    """Log-like regular files under root, sorted, symlink loops cut; FIFOs, sockets and
+    devices (whatever their name) are not read, and listed in `skipped` when given."""
     found: list[str] = []
     seen_dirs: set[str] = set()
 
@@ -67,8 +79,11 @@ def walk_logs(root: str, limit: int = MAX_FILES) -> list[str]:
                 if entry.is_dir(follow_symlinks=True):
                     if not entry.name.startswith("."):
                         visit(entry.path, depth + 1)
-                elif is_log_like(entry.name) and _regular_file(entry.path):
-                    found.append(entry.path)
+                elif entry.is_file(follow_symlinks=True):
+                    if is_log_like(entry.name):
+                        found.append(entry.path)
+                elif skipped is not None and _special(entry.path):
+                    skipped.append(entry.path)
             except OSError:
                 continue
 
@@ -99,21 +114,25 @@ def expand(paths: list[str]) -> tuple[list[SourceSpec], list[str]]:
         if raw == "-":
             add(SourceSpec("-", None))
         elif os.path.isdir(raw):
-            files = walk_logs(raw)
+            skipped: list[str] = []
+            files = walk_logs(raw, skipped=skipped)
+            problems += [f"{path}: {NOT_REGULAR}" for path in skipped]
             if not files:
                 problems.append(f"{raw}: no log files in this directory yet")
             for f in files:
                 add(SourceSpec(f, f, pattern=raw))
         elif has_magic(raw) and not os.path.lexists(raw):
             # `[bold]x.log` that exists is a file name, not a pattern
-            matches = sorted(m for m in glob.glob(raw, recursive=True) if _regular_file(m))
+            found = sorted(glob.glob(raw, recursive=True))
+            problems += [f"{m}: {NOT_REGULAR}" for m in found if _special(m)]
+            matches = [m for m in found if _regular_file(m)]
             if not matches:
                 problems.append(f"{raw}: no file matches this pattern yet")
             for m in matches:
                 add(SourceSpec(m, m, pattern=raw))
         else:
             if os.path.exists(raw) and not _regular_file(raw):
-                problems.append(f"{raw}: not a regular file (FIFOs and devices are not read)")
+                problems.append(f"{raw}: {NOT_REGULAR}")
                 continue
             if not os.path.exists(raw):
                 problems.append(f"{raw}: no such file")

@@ -14,7 +14,10 @@
 - a deleted path keeps being read through the open descriptor until a file appears there.
 
 Each stream (generation) has its own number so the reader gives each its own line
-assembler: the events of one `read()` are applied in order.
+assembler: the events of one `read()` are applied in order. A RESET (same file, content
+started again) and a REPLACED (another file at the path) carry a note saying what happened:
+the reader marks the spot in its raw lines and lets the parsers decide whether a new run
+segment began (a relaunch) or the same run goes on (copytruncate, logrotate).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 class Ev(Enum):
     DATA = "data"  # bytes of stream `gen`
     RESET = "reset"  # stream `gen` restarts from byte 0: drop its torn partial line, number from 1
+    REPLACED = "replaced"  # stream `gen` is a new file at the path (rotated, recreated): number from 1
     CLOSED = "closed"  # stream `gen` has ended for good (an old, rotated file)
 
 
@@ -47,6 +51,7 @@ class TailEvent:
     kind: Ev
     gen: int
     data: bytes = b""
+    note: str = ""  # RESET / REPLACED: what happened, e.g. "file truncated at 2821 bytes"
 
 
 @dataclass
@@ -234,15 +239,16 @@ class FileTail:
 
     def _restart(self, handle: _Handle, change: str, result: TailRead) -> None:
         """Truncated or overwritten in place: first recover what the rotated copies hold that we never read."""
+        how = "truncated" if change == "truncated" else "rewritten from the start"
+        what = f"file {'truncated' if change == 'truncated' else 'rewritten'} at {handle.offset} bytes"
         recovered = self._recover_from_copies(handle)
         for blob in recovered:
             if blob:
                 result.events.append(TailEvent(Ev.DATA, handle.gen, blob))
                 result.got_data = True
-            result.events.append(TailEvent(Ev.RESET, handle.gen))
+            result.events.append(TailEvent(Ev.RESET, handle.gen, note=what))
         if not recovered:
-            result.events.append(TailEvent(Ev.RESET, handle.gen))
-        how = "truncated" if change == "truncated" else "rewritten from the start"
+            result.events.append(TailEvent(Ev.RESET, handle.gen, note=what))
         total = sum(len(b) for b in recovered)
         extra = f" ({total} unread bytes taken from its rotated copies)" if total else ""
         result.notes.append(f"file was {how} at {handle.offset} bytes; reading it again from the start{extra}")
@@ -325,6 +331,7 @@ class FileTail:
         self.rotations += 1
         result.notes.append("file was replaced (rotated or recreated); following the new file")
         new = self.current
+        result.events.append(TailEvent(Ev.REPLACED, new.gen, note="file replaced (rotated or recreated)"))
         data = new.read(max(budget, 1), self.chunk)
         if data:
             result.events.append(TailEvent(Ev.DATA, new.gen, data))

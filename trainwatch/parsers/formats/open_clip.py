@@ -9,9 +9,10 @@ line does not state; the sample counter is kept as `num_samples` / `samples_per_
 `Label: value (running avg)` pairs keep the current value. A `Loss(CoCa)` style label keeps its
 parenthesised part whole (`loss_coca`, not camel-split).
 
-EVA announces the run length once (`| INFO | total_steps: 1191600`). It is not a step, so it is
-reported as a step record with `step: null` and the single metric `total_steps` at the line where
-the log says it; summary takes `total_steps` from any record.
+EVA announces the run length once (`| INFO | total_steps: 1191600`) before its first step. That
+line is not a step: it emits nothing itself, and every progress record after it carries
+`total_steps`, as Megatron's `iteration 100/ 1000` lines do (the run length summary and the
+progress bar use).
 """
 
 from __future__ import annotations
@@ -53,12 +54,15 @@ class OpenClipParser(Parser):
     )
     priority: ClassVar[int] = 100
 
+    def __init__(self) -> None:
+        self._total_steps: float | None = None  # the announced run length, for the progress records
+
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if "Train Epoch: " in text:
             return self._progress(text, out)
         m = _TOTAL_STEPS.match(text)
         if m:
-            out.step(None, {"total_steps": float(int(m.group("n")))})
+            self._total_steps = float(int(m.group("n")))
             return True
         return False
 
@@ -84,6 +88,8 @@ class OpenClipParser(Parser):
         if not values:
             return False
         metrics.update(values)
+        if self._total_steps is not None:
+            metrics.setdefault("total_steps", self._total_steps)
         step = head.group("step")
         out.step(int(step) if step is not None else None, metrics)
         return True
