@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -57,7 +59,28 @@ def test_seed004_copied_to_a_temp_dir_is_stalled(tmp_path: Path) -> None:
     assert 23000 in data["last_step"].values()
     assert [f["kind"] for f in data["findings"]] == ["stall"]
     result = CliRunner().invoke(main, ["check", str(copy)])
-    assert result.exit_code == 1 and result.output.startswith("stalled: no step for")
+    assert result.exit_code == 1 and result.output.startswith(
+        "stalled: log ends at step 23000 (last line 2020-12-12 05:58) with no end marker; nothing written for "
+    )
+    assert result.output.count("\n") == 1  # check: one line
+
+
+def test_piped_summary_is_one_finding_per_line(tmp_path: Path) -> None:
+    """Not a terminal (grep, cron mail): no hard wrap at 80 columns."""
+    copy = tmp_path / "out.log"
+    shutil.copyfile(seed("004"), copy)
+    done = subprocess.run(
+        [sys.executable, "-m", "trainwatch", "summary", str(copy)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    stall = [ln for ln in lines if ln.lstrip().startswith("error")]
+    assert len(stall) == 1 and "with no end marker; nothing written for " in stall[0] and stall[0].endswith(" years")
+    assert len(stall[0]) > 80
+    assert lines[0].startswith("STALLED  log ends at step 23000") and lines[0].endswith("years")
+    (remedy,) = [ln for ln in lines if "py-spy" in ln]
+    assert remedy.endswith("the scheduler's log says why")
+    assert any(ln.startswith(f"source {copy}: ") and ln.endswith(" not understood") for ln in lines)
 
 
 def test_plain_report_has_no_escape_sequences_and_the_sections() -> None:

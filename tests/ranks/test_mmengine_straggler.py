@@ -187,10 +187,11 @@ def test_pause_the_log_cannot_name_the_rank_until_it_resumes(tmp_path: Path) -> 
 
 def _status_cells(app: TrainwatchApp) -> dict[str, str]:
     table = app.query_one(RanksTable)
+    status = [str(c.key.value) for c in table.ordered_columns].index("status")
     out = {}
     for i in range(table.row_count):
         row = table.get_row_at(i)
-        out[str(row[0])] = str(row[6])
+        out[str(row[0])] = str(row[status])
     return out
 
 

@@ -7,6 +7,7 @@ import math
 from trainwatch.records import Event, Phases, Step
 from trainwatch.store import Store
 from trainwatch.store.series import Series
+from trainwatch.store.store import RankKey
 
 
 def test_series_is_bounded_and_keeps_spikes() -> None:
@@ -48,8 +49,8 @@ def test_store_indexes_by_source_and_rank() -> None:
         ]
     )
     assert store.total_steps == 1_000_000
-    assert store.latest[("out.log", 0)]["loss"] == 9.598498
-    assert store.latest_step[("out.log", 0)] == 100
+    assert store.latest[RankKey("out.log", 0)]["loss"] == 9.598498
+    assert store.latest_step[RankKey("out.log", 0)] == 100
     loss = store.get_series("out.log", 0, "loss")
     assert loss is not None and list(loss.values) == [9.598498]
     assert store.get_series("out.log", 0, "forward", kind="phase") is not None

@@ -17,10 +17,10 @@ from trainwatch.diagnosis.events import EventIndex, event_index, root_cause_even
 from trainwatch.diagnosis.profile_phases import profile_data_share
 from trainwatch.diagnosis.ranks import spreads, stragglers
 from trainwatch.diagnosis.shares import comm_shares, data_shares
-from trainwatch.diagnosis.status import RunStatus, failure_sentence, run_status
+from trainwatch.diagnosis.status import RunStatus, failure_sentence, rank_name, run_status
 from trainwatch.diagnosis.window import RECENT, fmt_seconds, fmt_value, mad, median, quantile, recent
 from trainwatch.records import Event
-from trainwatch.store.store import RankKey, SeriesKey, Store
+from trainwatch.store.store import RankKey, Store
 
 KINDS = (
     "crash",
@@ -64,6 +64,7 @@ class Finding:
     steps: tuple[int, ...]
     message: str  # one plain sentence with the evidence
     remedy: str = ""  # the usual fix, "" when there is none
+    hosts: tuple[str | None, ...] = ()  # the node of each of `ranks`, when the log names nodes
 
     @property
     def text(self) -> str:
@@ -131,7 +132,7 @@ def _crash_remedy(cause: Event, failures: list[Event]) -> str:
         exc = m.group(1) if m else None
     if cause.kind in ("traceback", "crash") and exc and "SignalException" not in exc:
         # A rank raised: the launcher's SIGTERMs to the other ranks are consequences, not causes.
-        who = f"rank {cause.rank}" if cause.rank is not None else "the failing process"
+        who = rank_name(cause.rank, cause.host) if cause.rank is not None else "the failing process"
         return (
             f"the {exc} raised by {who} is the error to fix (its traceback is in the log); the launcher then "
             "stopped the other ranks. Resume from the last checkpoint once it is fixed"
@@ -219,7 +220,7 @@ def _loss_spikes(store: Store) -> Finding | None:
                 spikes.append((z, key.rank, steps[i], values[i], med))
                 found = True
         if found:
-            keys.append(RankKey(key.source, key.rank))
+            keys.append(key.owner)
     if not spikes:
         return None
     z, _rank, step, value, baseline = max(spikes, key=lambda s: (s[3] - s[4]) / max(abs(s[4]), 1e-12))
@@ -267,7 +268,7 @@ def _overflow_storm(store: Store, index: EventIndex, last_step: int | None) -> F
         if key.kind == "metric" and key.name == "loss_scale" and len(series) > 1:
             first, last = series.values[0], series.values[-1]
             if last <= SCALE_FLOOR < first:
-                low_scale = (RankKey(key.source, key.rank), first, last)
+                low_scale = (key.owner, first, last)
     skipped = _skipped_share(store)
     at_floor = [
         e
@@ -310,7 +311,7 @@ def _straggler_findings(store: Store) -> list[Finding]:
                 "check that GPU's clocks and temperature (nvidia-smi -q -d PERFORMANCE), ECC errors, and other "
                 "processes on it or its node"
             )
-        out.append(Finding("straggler", "warning", (s.rank,), (), s.message, remedy))
+        out.append(Finding("straggler", "warning", (s.rank,), (), s.message, remedy, (s.host,)))
     if not out:
         for sp in spreads(store)[:1]:
             remedy = (
@@ -323,7 +324,7 @@ def _straggler_findings(store: Store) -> list[Finding]:
 
 def _is_cross_rank(store: Store, key: RankKey, phase: str) -> bool:
     """A phase from a `(min, max) time across ranks` block has a `<name>_min` companion."""
-    return SeriesKey(key.source, key.rank, "phase", f"{phase}_min") in store.series
+    return key.series_key("phase", f"{phase}_min") in store.series
 
 
 _DATA_WHAT = {"data_time_s": "data_time"}  # the metric's name as the log printed it
@@ -401,7 +402,7 @@ def _slowdown_finding(store: Store) -> Finding | None:
             tail = [1.0 / v for v in tail]
         b, r = median(base), median(tail)
         if b > 0 and r / b >= SLOWDOWN and quantile(tail, 0.25) >= b * (1 + (SLOWDOWN - 1) / 2):
-            hits.append((r / b, RankKey(key.source, key.rank), b, r, series.steps[lo], series.steps[-1]))
+            hits.append((r / b, key.owner, b, r, series.steps[lo], series.steps[-1]))
     if not hits:
         return None
     ratio, _key, b, r, s0, s1 = max(hits, key=lambda h: h[0])
@@ -436,7 +437,7 @@ def _memory_finding(store: Store) -> Finding | None:
     for key, series in store.series.items():
         if key.kind != "metric" or key.name != "mem_gib":
             continue
-        epochs = store.series.get(SeriesKey(key.source, key.rank, "metric", "epoch"))
+        epochs = store.series.get(key._replace(kind="metric", name="epoch"))
         if epochs is None or len(epochs) < MEM_EPOCHS:
             continue
         epoch_at = dict(zip(epochs.steps, epochs.values, strict=False))

@@ -11,9 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.events import event_index, root_cause_event
-from trainwatch.diagnosis.status import cadence, lagging_ranks
+from trainwatch.diagnosis.status import cadence, lagging_ranks, rank_name
 from trainwatch.diagnosis.window import fmt_seconds, median, quantile, recent_values
 from trainwatch.store.store import Store
+
+# A rank stream: (node, rank). The node is None unless the log names it; two nodes' local
+# rank 0 are two streams to compare, not one.
+Who = tuple[str | None, int]
 
 SLOWER = 1.25  # a rank this much slower than the median of the others is a straggler
 SLOWER_P95 = 1.5  # ... or this much slower in its tail (intermittent stalls)
@@ -46,6 +50,7 @@ class Straggler:
     others: float  # median of the other ranks
     ratio: float
     message: str
+    host: str | None = None  # the node, when the log names it
 
 
 @dataclass(frozen=True)
@@ -66,10 +71,11 @@ class RootCause:
     source: str
     line: int
     step: int | None
+    host: str | None = None
 
 
-def _per_rank(store: Store, kind: str, name: str) -> dict[int, list[float]]:
-    out: dict[int, list[float]] = {}
+def _per_rank(store: Store, kind: str, name: str) -> dict[Who, list[float]]:
+    out: dict[Who, list[float]] = {}
     for key, series in store.series.items():
         if key.kind != kind or key.name != name or key.rank is None:
             continue
@@ -81,7 +87,7 @@ def _per_rank(store: Store, kind: str, name: str) -> dict[int, list[float]]:
             # warm-up outlier from deciding it.
             values = recent_values(series, 256, skip_warmup=False)
         if len(values) >= MIN_POINTS:
-            out.setdefault(key.rank, []).extend(values)
+            out.setdefault((key.host, key.rank), []).extend(values)
     return out
 
 
@@ -95,59 +101,59 @@ def stragglers(store: Store) -> list[Straggler]:
     with store.lock:
         step = _run_step_time(store)
         floor = max(ABS_FLOOR_S, STEP_FRACTION_FLOOR * step) if step == step else ABS_FLOOR_S
-        found: dict[int, Straggler] = {}
+        found: dict[Who, Straggler] = {}
         for kind, name, label in QUANTITIES:
             per_rank = _per_rank(store, kind, name)
             if len(per_rank) < 2:
                 continue
             meds = {r: median(v) for r, v in per_rank.items()}
             p95s = {r: quantile(v, 0.95) for r, v in per_rank.items()}
-            for rank, med in meds.items():
-                if rank in found:
+            for who, med in meds.items():
+                if who in found:
                     continue
-                others = median([m for r, m in meds.items() if r != rank])
-                others95 = median([p for r, p in p95s.items() if r != rank])
+                others = median([m for r, m in meds.items() if r != who])
+                others95 = median([p for r, p in p95s.items() if r != who])
                 slow_med = others > 0 and med >= SLOWER * others and med - others >= floor
-                slow_tail = others95 > 0 and p95s[rank] >= SLOWER_P95 * others95 and p95s[rank] - others95 >= floor
+                slow_tail = others95 > 0 and p95s[who] >= SLOWER_P95 * others95 and p95s[who] - others95 >= floor
                 if not (slow_med or slow_tail):
                     continue
                 if slow_med:
                     ratio, value, ref = med / others, med, others
-                    evidence = f"median {fmt_seconds(value)} vs {fmt_seconds(ref)}"
-                    message = _slower_message(rank, name, label, ratio, evidence)
+                    evidence = f"{fmt_seconds(value)} vs median {fmt_seconds(ref)}"
+                    message = _slower_message(who, name, label, ratio, evidence)
                 else:
-                    ratio, value, ref = p95s[rank] / others95, p95s[rank], others95
+                    ratio, value, ref = p95s[who] / others95, p95s[who], others95
                     where = (
                         "has slow steps now and then" if name == "step_time_s" else f"stalls now and then in {label}"
                     )
                     message = (
-                        f"rank {rank} {where}: its p95 is {fmt_seconds(value)} vs {fmt_seconds(ref)} on the "
-                        f"median rank (median {fmt_seconds(med)} vs {fmt_seconds(others)})"
+                        f"{rank_name(who[1], who[0])} {where}: its p95 is {fmt_seconds(value)} vs {fmt_seconds(ref)} on the "
+                        f"median rank (medians {fmt_seconds(med)} vs {fmt_seconds(others)})"
                     )
                 if name != "step_time_s":
-                    message += _waited_note(store, rank)
-                found[rank] = Straggler(rank, label, value, ref, ratio, message)
+                    message += _waited_note(store, who)
+                found[who] = Straggler(who[1], label, value, ref, ratio, message, who[0])
         for s in stopped_ranks(store):
-            found.setdefault(s.rank, s)
+            found.setdefault((s.host, s.rank), s)
         return sorted(found.values(), key=lambda s: -s.ratio)
 
 
-def _slower_message(rank: int, name: str, label: str, ratio: float, evidence: str) -> str:
+def _slower_message(who: Who, name: str, label: str, ratio: float, evidence: str) -> str:
     """Say "48% longer", but "202x as long" rather than "20100% longer"."""
     if name == "step_time_s":
         how = f"{(ratio - 1) * 100:.0f}% slower than" if ratio < 2 else f"{ratio:.1f}x as slowly as"
-        return f"rank {rank} steps {how} the median rank ({evidence})"
+        return f"{rank_name(who[1], who[0])} steps {how} the median rank ({evidence})"
     how = f"{(ratio - 1) * 100:.0f}% longer in {label} than" if ratio < 2 else f"{ratio:.0f}x as long in {label} as"
-    return f"rank {rank} spends {how} the median rank ({evidence})"
+    return f"{rank_name(who[1], who[0])} spends {how} the median rank ({evidence})"
 
 
-def _waited_note(store: Store, rank: int) -> str:
+def _waited_note(store: Store, who: Who) -> str:
     """Synchronous training: equal step times are the others waiting for this rank; say so."""
     per_rank = _per_rank(store, "metric", "step_time_s")
-    if rank not in per_rank or len(per_rank) < 2:
+    if who not in per_rank or len(per_rank) < 2:
         return ""
-    mine = median(per_rank[rank])
-    others = median([median(v) for r, v in per_rank.items() if r != rank])
+    mine = median(per_rank[who])
+    others = median([median(v) for r, v in per_rank.items() if r != who])
     if not (others > 0 and abs(mine - others) <= 0.1 * others):
         return ""
     return f"; every rank steps in about {fmt_seconds(others)}, so the others wait for it in the gradient allreduce"
@@ -162,8 +168,11 @@ def stopped_ranks(store: Store) -> list[Straggler]:
         for key, others in behind.items():
             assert key.rank is not None
             step = store.latest_step[key]
-            message = f"rank {key.rank} stopped advancing at step {step} while the other ranks reached {others:.0f}"
-            out.append(Straggler(key.rank, "stopped", float(step), others, others / max(step, 1), message))
+            message = (
+                f"{rank_name(key.rank, key.host)} stopped advancing at step {step} "
+                f"while the other ranks reached {others:.0f}"
+            )
+            out.append(Straggler(key.rank, "stopped", float(step), others, others / max(step, 1), message, key.host))
         return out
 
 
@@ -201,4 +210,4 @@ def root_cause(store: Store) -> RootCause | None:
         e = root_cause_event(store, event_index(store))
     if e is None:
         return None
-    return RootCause(e.rank, e.message.strip(), e.kind, e.source, e.line, e.step)
+    return RootCause(e.rank, e.message.strip(), e.kind, e.source, e.line, e.step, e.host)

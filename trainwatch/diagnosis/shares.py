@@ -8,6 +8,7 @@ all-gather), so nested phases are never added twice.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from bisect import bisect_left, bisect_right
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from trainwatch.diagnosis.window import median, recent_values
 from trainwatch.store.series import Series
-from trainwatch.store.store import RankKey, SeriesKey, Store
+from trainwatch.store.store import RankKey, Store, key_order
 
 TOP_LEVEL = ("forward", "backward", "allreduce", "optimizer", "step", "forward_backward")
 DATA_PHASES = ("batch_generator", "data_loader", "dataloader", "data", "get_batch")
@@ -65,15 +66,11 @@ class Share:
 
 
 def _median_of(store: Store, key: RankKey, kind: str, name: str) -> float:
-    return median(recent_values(store.series.get(SeriesKey(key.source, key.rank, kind, name)), WINDOW))
+    return median(recent_values(store.series.get(key.series_key(kind, name)), WINDOW))
 
 
 def _phase_names(store: Store, key: RankKey) -> list[str]:
-    return [
-        k.name
-        for k in store.series
-        if k.kind == "phase" and k.source == key.source and k.rank == key.rank and not k.name.endswith("_min")
-    ]
+    return [k.name for k in store.series if k.kind == "phase" and k.owner == key and not k.name.endswith("_min")]
 
 
 def step_seconds(store: Store, key: RankKey) -> float:
@@ -87,8 +84,8 @@ def step_seconds(store: Store, key: RankKey) -> float:
 
 
 def _keys(store: Store) -> list[RankKey]:
-    keys = {RankKey(k.source, k.rank) for k in store.series}
-    return sorted(keys, key=lambda k: (k.source, -1 if k.rank is None else k.rank))
+    keys = {k.owner for k in store.series}
+    return sorted(keys, key=key_order)
 
 
 def phase_shares(store: Store) -> dict[str, float]:
@@ -173,6 +170,34 @@ def partition_phases(names: list[str]) -> list[str]:
     return out
 
 
+OTHER_MIN_SHARE = 0.02
+
+
+def other_seconds(step_s: float | None, phases_s: float) -> float:
+    """The part of the printed step time that no printed phase covers (data wait, logging,
+    host sync...). The one definition every view uses; under 2% of the step it is timer noise: 0."""
+    if step_s is None or not math.isfinite(step_s) or step_s <= 0:
+        return 0.0
+    rest = step_s - phases_s
+    return rest if rest > OTHER_MIN_SHARE * step_s else 0.0
+
+
+def logging_interval(steps: Sequence[float]) -> float:
+    """The median gap between logged steps (a log printing every 5 steps: 5); 1 when unknown."""
+    gaps = [b - a for a, b in itertools.pairwise(steps) if b > a]
+    return max(1.0, median(gaps)) if gaps else 1.0
+
+
+def _nearest(steps: Sequence[float], values: Sequence[float], at: float) -> float:
+    """The finite value logged at the step closest to `at` (nan if none)."""
+    i = bisect_left(steps, at)
+    best, dist = math.nan, math.inf
+    for j in (i - 1, i):
+        if 0 <= j < len(steps) and math.isfinite(values[j]) and abs(steps[j] - at) < dist:
+            best, dist = values[j], abs(steps[j] - at)
+    return best
+
+
 @dataclass(frozen=True)
 class TrendBucket:
     first_step: float
@@ -201,27 +226,34 @@ def _bucket_median(steps: Sequence[float], values: Sequence[float], lo: float, h
 
 
 def phase_trend(store: Store, key: RankKey, buckets: int) -> tuple[list[str], list[TrendBucket | None]]:
-    """The run cut into `buckets` equal step ranges; per range, each partition phase's median
-    seconds, plus `other` (printed step time minus the phases) when the log prints a step time.
+    """The run cut into at most `buckets` equal step ranges, none narrower than the logging
+    interval (a log printing phases every 5 steps gets 5-step ranges at the least, never empty
+    ranges in between); per range, each partition phase's median seconds, plus `other`
+    (other_seconds: the printed step time minus the phases) when the log prints a step time.
+    A log that prints its step time less often than its phases (open_clip every 100 steps,
+    DeepSpeed timers every step) uses the printed step time nearest the range.
     Ranges without phase records are None. Returns (phase names, buckets)."""
     with store.lock:
         names = partition_phases(_phase_names(store, key))
         points = {}
         for name in names:
-            s = store.series.get(SeriesKey(key.source, key.rank, "phase", name))
+            s = store.series.get(key.series_key("phase", name))
             if s is not None and len(s):
                 points[name] = _ordered(s)
-        st = store.series.get(SeriesKey(key.source, key.rank, "metric", "step_time_s"))
+        st = store.series.get(key.series_key("metric", "step_time_s"))
         step_pts = _ordered(st) if st is not None and len(st) else None
     if not points:
         return [], []
     lo = min(p[0][0] for p in points.values())
     hi = max(p[0][-1] for p in points.values())
-    n = max(1, min(buckets, int(hi - lo) + 1))
+    interval = logging_interval(max(points.values(), key=lambda p: len(p[0]))[0])
+    n = max(1, min(buckets, int((hi - lo) / interval + 1e-9)))
     width = (hi - lo) / n if hi > lo else 1.0
+    nudge = 1e-9 * max(1.0, width)  # a step logged exactly on a boundary opens the next range
     out: list[TrendBucket | None] = []
     for b in range(n):
-        a_step, b_step = lo + b * width, (hi if b == n - 1 else lo + (b + 1) * width)
+        a_step = lo + b * width - (nudge if b else 0.0)
+        b_step = hi if b == n - 1 else lo + (b + 1) * width - nudge
         last = b == n - 1
         seconds = {}
         for name, (steps, values) in points.items():
@@ -233,8 +265,10 @@ def phase_trend(store: Store, key: RankKey, buckets: int) -> tuple[list[str], li
             continue
         if step_pts is not None:
             step_s = _bucket_median(step_pts[0], step_pts[1], a_step, b_step, last)
-            rest = step_s - sum(seconds.values())
-            if math.isfinite(rest) and rest > 0.02 * step_s:
+            if math.isnan(step_s):
+                step_s = _nearest(step_pts[0], step_pts[1], (a_step + b_step) / 2)
+            rest = other_seconds(step_s, sum(seconds.values()))
+            if rest > 0:
                 seconds["other"] = rest
         out.append(TrendBucket(a_step, b_step, seconds))
     return names, out
@@ -243,5 +277,5 @@ def phase_trend(store: Store, key: RankKey, buckets: int) -> tuple[list[str], li
 def phase_keys(store: Store) -> list[RankKey]:
     """Every (source, rank) with per-phase timings, in rank order."""
     with store.lock:
-        keys = {RankKey(k.source, k.rank) for k in store.series if k.kind == "phase"}
-    return sorted(keys, key=lambda k: (k.source, -1 if k.rank is None else k.rank))
+        keys = {k.owner for k in store.series if k.kind == "phase"}
+    return sorted(keys, key=key_order)

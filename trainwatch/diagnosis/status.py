@@ -20,6 +20,7 @@ import math
 import re
 import time as _time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from trainwatch.diagnosis.events import (
@@ -32,7 +33,7 @@ from trainwatch.diagnosis.events import (
 )
 from trainwatch.diagnosis.window import fmt_seconds, median, recent_values
 from trainwatch.records import Event
-from trainwatch.store.store import RankKey, SeriesKey, Store
+from trainwatch.store.store import RankKey, Store, key_order
 
 STATES = ("running", "stalled", "finished", "crashed", "unknown")
 STALL_FACTOR = 10.0  # "much longer than its usual interval"
@@ -42,6 +43,7 @@ PAUSE_FACTOR = 2.0  # a pause as long as twice the longest recovered one (eval, 
 CHECKPOINT_STALL_S = 1800.0  # a save in progress may take this long
 TZ_STEP_S = 900.0  # time zones are whole quarter-hours apart
 TZ_MAX_S = 14.5 * 3600
+OLD_LOG_S = 86400.0  # a stall older than this is a log that ended long ago: say when, not "no step for 5.9 years"
 LAG_RECORDS = 3  # a rank this many log intervals behind the others has stopped advancing
 
 
@@ -65,6 +67,11 @@ class RankStatus:
     last_step: int | None
     age_s: float  # seconds since its last step (a lower bound); nan if unknown
     reason: str
+    host: str | None = None  # the node, when the log names it (two nodes' rank 0 are two entries)
+
+    @property
+    def key(self) -> RankKey:
+        return RankKey(self.source, self.rank, self.host)
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ def cadence(store: Store, key: RankKey) -> Cadence:
         if a.step is not None and b.step is not None and b.step > a.step
     ]
     steps_per_record = median(deltas) if deltas else 1.0
-    step_time = median(recent_values(store.series.get(SeriesKey(key.source, key.rank, "metric", "step_time_s")), 64))
+    step_time = median(recent_values(store.series.get(key.series_key("metric", "step_time_s")), 64))
     sec_per_step = median(rates) if rates else step_time
     # Lines without timestamps between timed ones (Megatron's iteration lines between DeepSpeed's
     # timed `step=` lines) still arrive at the log interval: pace x interval is the usual gap.
@@ -215,8 +222,15 @@ def _terminal(store: Store, index: EventIndex, events: tuple[Event, ...], latest
     return [e for e in events if after_last_progress(store, e, index, latest_t)]
 
 
+def rank_name(rank: int | None, host: str | None = None) -> str:
+    """`rank 0`, or `rank 0 on task1` when the log names the node (local ranks repeat per node)."""
+    if rank is None:
+        return f"a rank on {host}" if host else "a rank"
+    return f"rank {rank} on {host}" if host else f"rank {rank}"
+
+
 def _rank_text(e: Event) -> str:
-    return f"rank {e.rank} " if e.rank is not None else ""
+    return f"{rank_name(e.rank, e.host)} " if e.rank is not None else ""
 
 
 def _where(step: int | None) -> str:
@@ -240,7 +254,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
     mono_now = _time.monotonic() + (now - wall)
     with store.lock:
         index = event_index(store)
-        step_keys = sorted(store.latest_step, key=lambda k: (k.source, -1 if k.rank is None else k.rank))
+        step_keys = sorted(store.latest_step, key=key_order)
         cadences = {k: cadence(store, k) for k in step_keys}
         latest_t = _latest_progress_t(store, cadences)
         source_order = {name: i for i, name in enumerate(store.sources)}
@@ -270,7 +284,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             if key in behind:
                 state = "stalled"
                 reason = f"stopped at step {store.latest_step[key]} while the other ranks reached {behind[key]:.0f}"
-            per_rank.append(RankStatus(key.source, key.rank, state, store.latest_step[key], age, reason))
+            per_rank.append(RankStatus(key.source, key.rank, state, store.latest_step[key], age, reason, key.host))
             score = age if not math.isnan(age) else math.inf
             if freshest is None or score < freshest[0]:
                 freshest = (score, key)
@@ -321,13 +335,15 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             lines = sum(st.lines for st in store.sources.values())
             reason = f"no training step recognised in {lines} lines" if lines else "nothing read yet"
             return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
-        if all(r.state == "stalled" for r in per_rank if (r.source, r.rank) not in behind):
+        if all(r.state == "stalled" for r in per_rank if r.key not in behind):
             if total is not None and last_step is not None and last_step >= total:
                 reason = f"reached step {last_step} of {total} and stopped writing"
                 return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
             usual = sps if not math.isnan(sps) else step_time
             usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
             reason = f"no step for {fmt_seconds(age)} after step {last_step} ({usual_text}) and no end marker"
+            if not math.isnan(age) and age > OLD_LOG_S:
+                reason = _ended_long_ago(store, last_step, age)
             return RunStatus("stalled", reason, _with_inherited(per_rank, noted, "stalled", set()), **common)
         parts = [f"step {last_step}" + (f" of {total}" if total else "")]
         if not math.isnan(sps):
@@ -336,8 +352,20 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             parts.append(f"last step {fmt_seconds(age)} ago")
         stopped = [r for r in per_rank if r.state == "stalled"]
         if stopped:
-            parts.append("stopped: " + ", ".join(f"rank {r.rank} at step {r.last_step}" for r in stopped))
+            parts.append("stopped: " + ", ".join(f"{rank_name(r.rank, r.host)} at step {r.last_step}" for r in stopped))
         return RunStatus("running", ", ".join(parts), _with_inherited(per_rank, noted, "running", set()), **common)
+
+
+def _ended_long_ago(store: Store, last_step: int | None, age: float) -> str:
+    """An old log read today: when it ends, rather than a stall measured in years."""
+    at = f"at step {last_step}" if last_step is not None else "before any step"
+    times = [t for t in store.last_log_time.values() if not math.isnan(t)]
+    if times:
+        when = f" (last line {datetime.fromtimestamp(max(times)).strftime('%Y-%m-%d %H:%M')})"
+    else:
+        written = [st.mtime for st in store.sources.values() if st.mtime is not None]
+        when = f" (last written {datetime.fromtimestamp(max(written)).strftime('%Y-%m-%d %H:%M')})" if written else ""
+    return f"log ends {at}{when} with no end marker; nothing written for {fmt_seconds(age)}"
 
 
 def _with_inherited(
@@ -350,7 +378,7 @@ def _with_inherited(
             out.append(r)
         else:
             why = "the rank that failed" if r.rank in failed else r.reason
-            out.append(RankStatus(r.source, r.rank, state, r.last_step, r.age_s, why))
+            out.append(RankStatus(r.source, r.rank, state, r.last_step, r.age_s, why, r.host))
     have = {r.rank for r in per_rank if r.rank is not None}
     for rank in sorted(noted - have):
         why = "the rank that failed" if rank in failed else "reports no steps of its own"
@@ -366,6 +394,7 @@ __all__ = [
     "RunStatus",
     "cadence",
     "lagging_ranks",
+    "rank_name",
     "run_status",
     "stall_threshold",
 ]

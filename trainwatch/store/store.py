@@ -33,11 +33,27 @@ class SeriesKey(NamedTuple):
     rank: int | None
     kind: str  # "metric" | "phase"
     name: str
+    # The node, when the log names it (pdsh `worker-1: `, srun task `task1`, `node1_rank7.out`):
+    # local rank 0 of two nodes in one file is two streams, not one.
+    host: str | None = None
+
+    @property
+    def owner(self) -> RankKey:
+        return RankKey(self.source, self.rank, self.host)
 
 
 class RankKey(NamedTuple):
     source: str
     rank: int | None
+    host: str | None = None
+
+    def series_key(self, kind: str, name: str) -> SeriesKey:
+        return SeriesKey(self.source, self.rank, kind, name, self.host)
+
+
+def key_order(key: RankKey | SeriesKey) -> tuple[str, str, int]:
+    """Sources, then nodes, then ranks: `task0` ranks 0, 1 before `task1` ranks 0, 1."""
+    return (key.source, key.host or "", -1 if key.rank is None else key.rank)
 
 
 @dataclass
@@ -111,7 +127,7 @@ class Store:
         self.ranks: set[int] = set()
         self.total_steps: int | None = None
         self.records_added = 0
-        self._by_owner: dict[tuple[str, int | None, str], dict[str, Series]] = {}
+        self._by_owner: dict[tuple[str, int | None, str, str | None], dict[str, Series]] = {}
 
     # ------------------------------------------------------------------ write
     def source(self, name: str) -> SourceState:
@@ -146,23 +162,25 @@ class Store:
             s = self.series[key] = Series(self.capacity)
         return s
 
-    def _named(self, source: str, rank: int | None, kind: str) -> dict[str, Series]:
-        """name -> Series of one (source, rank, kind): one dict lookup per value, no key tuple."""
-        named = self._by_owner.get((source, rank, kind))
+    def _named(self, source: str, rank: int | None, kind: str, host: str | None = None) -> dict[str, Series]:
+        """name -> Series of one (source, rank, kind, host): one dict lookup per value, no key tuple."""
+        named = self._by_owner.get((source, rank, kind, host))
         if named is None:
-            named = self._by_owner[(source, rank, kind)] = {}
+            named = self._by_owner[(source, rank, kind, host)] = {}
         return named
 
-    def _append(self, named: dict[str, Series], source: str, rank: int | None, kind: str, name: str) -> Series:
+    def _append(
+        self, named: dict[str, Series], source: str, rank: int | None, kind: str, name: str, host: str | None = None
+    ) -> Series:
         s = named.get(name)
         if s is None:
-            s = named[name] = self._series(SeriesKey(source, rank, kind, name))
+            s = named[name] = self._series(SeriesKey(source, rank, kind, name, host))
         return s
 
     def _add(self, record: Record) -> None:
         self.records_added += 1
-        source, rank = record.source, record.rank
-        key = RankKey(source, rank)
+        source, rank, host = record.source, record.rank, record.host
+        key = RankKey(source, rank, host)
         if rank is not None:
             self.ranks.add(rank)
         if source not in self.sources:
@@ -180,11 +198,11 @@ class Store:
         elif kind is Phases:
             phases_s = record.phases_s  # type: ignore[union-attr]
             x = float(record.step) if record.step is not None else math.nan
-            named = self._named(source, rank, "phase")
+            named = self._named(source, rank, "phase", host)
             for name, value in phases_s.items():
                 s = named.get(name)
                 if s is None:  # (not `or`: an empty Series is falsy)
-                    s = self._append(named, source, rank, "phase", name)
+                    s = self._append(named, source, rank, "phase", name, host)
                 s.append(x, value, t)
             merged = self.latest_phases.get(key)
             if merged is None:
@@ -202,7 +220,7 @@ class Store:
         latest = self.latest.get(key)
         if latest is None:
             latest = self.latest[key] = {}
-        named = self._named(record.source, record.rank, "metric")
+        named = self._named(record.source, record.rank, "metric", record.host)
         for name, value in record.metrics.items():
             if name == "total_steps":
                 if not math.isnan(value) and value > 0:
@@ -211,7 +229,7 @@ class Store:
                 continue
             s = named.get(name)
             if s is None:
-                s = self._append(named, record.source, record.rank, "metric", name)
+                s = self._append(named, record.source, record.rank, "metric", name, record.host)
             s.append(x, value, t)
             latest[name] = value
         if record.step is not None:
@@ -231,11 +249,11 @@ class Store:
         if source not in self.sources:
             self.sources[source] = SourceState(source)
         groups = block.ordered()
-        columns = {id(g): g.template.columns(g.rows) for g in groups}
+        columns = {id(g): g.columns() for g in groups}  # (converted in the parser's thread)
         by_key: dict[tuple[int, str], list] = {}
         last_total: tuple[int, float] | None = None
         for g in groups:
-            n = len(g.rows)
+            n = len(g.steps)
             self.records_added += n
             self.ranks.add(g.rank)
             kind = "phase" if g.template.kind == "phases" else "metric"
@@ -291,18 +309,20 @@ class Store:
     def rank_keys(self) -> list[RankKey]:
         with self.lock:
             keys = set(self.latest) | set(self.latest_phases)
-        return sorted(keys, key=lambda k: (k.source, -1 if k.rank is None else k.rank))
+        return sorted(keys, key=key_order)
 
     def metric_names(self, kind: str = "metric") -> list[str]:
         with self.lock:
             return sorted({k.name for k in self.series if k.kind == kind})
 
-    def get_series(self, source: str, rank: int | None, name: str, kind: str = "metric") -> Series | None:
-        return self.series.get(SeriesKey(source, rank, kind, name))
+    def get_series(
+        self, source: str, rank: int | None, name: str, kind: str = "metric", host: str | None = None
+    ) -> Series | None:
+        return self.series.get(SeriesKey(source, rank, kind, name, host))
 
     def series_for(self, name: str, kind: str = "metric") -> dict[RankKey, Series]:
         with self.lock:
-            return {RankKey(k.source, k.rank): s for k, s in self.series.items() if k.kind == kind and k.name == name}
+            return {k.owner: s for k, s in self.series.items() if k.kind == kind and k.name == name}
 
     def all_ranks(self) -> list[int]:
         with self.lock:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 import statistics
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from trainwatch.records import Event
-from trainwatch.store.store import RankKey, Store
+from trainwatch.store.store import RankKey, Store, key_order
 
 # Charts shown by default, in this order, when the log has them.
 DEFAULT_CHARTS = (
@@ -21,7 +21,10 @@ DEFAULT_CHARTS = (
     "step_time_s",
     "lr",
     "samples_per_s",
+    "running_avg_samples_per_s",
+    "samples_per_s_per_gpu",
     "tokens_per_s",
+    "tokens_per_s_per_gpu",
     "tflops",
     "mfu_pct",
     "grad_norm",
@@ -30,13 +33,31 @@ DEFAULT_CHARTS = (
     "mem_gib",
     "data_time_s",
 )
-THROUGHPUT = ("samples_per_s", "tokens_per_s", "tflops", "mfu_pct")
+# Throughput metrics, best first. DeepSpeed's timer.py prints only `SamplesPerSec` (a running
+# average, stored as running_avg_samples_per_s) in some versions: it is shown under its own name.
+THROUGHPUT = (
+    "samples_per_s",
+    "running_avg_samples_per_s",
+    "samples_per_s_per_gpu",
+    "tokens_per_s",
+    "tokens_per_s_per_gpu",
+    "tflops",
+    "mfu_pct",
+)
+# Of each family the dashboard charts only the best one the log has (one chart for samples/s).
+RATE_FAMILIES = (
+    ("samples_per_s", "running_avg_samples_per_s", "samples_per_s_per_gpu"),
+    ("tokens_per_s", "tokens_per_s_per_gpu"),
+)
 TITLES = {
     "loss": "loss",
     "step_time_s": "step time (s)",
     "lr": "learning rate",
     "samples_per_s": "samples/s",
+    "running_avg_samples_per_s": "samples/s (running avg)",
+    "samples_per_s_per_gpu": "samples/s per GPU",
     "tokens_per_s": "tokens/s",
+    "tokens_per_s_per_gpu": "tokens/s per GPU",
     "tflops": "TFLOP/s per GPU",
     "mfu_pct": "MFU %",
     "grad_norm": "grad norm",
@@ -52,8 +73,17 @@ def title_for(name: str) -> str:
     return TITLES.get(name, name)
 
 
-def rank_label(key: RankKey, many_sources: bool) -> str:
+def default_charts(present: Iterable[str]) -> list[str]:
+    """DEFAULT_CHARTS the log has, keeping only the best metric of each throughput family."""
+    have = set(present)
+    skip = {m for family in RATE_FAMILIES for m in [n for n in family if n in have][1:]}
+    return [m for m in DEFAULT_CHARTS if m in have and m not in skip]
+
+
+def rank_label(key: RankKey, many_sources: bool, many_hosts: bool = False) -> str:
     rank = "rank ?" if key.rank is None else f"rank {key.rank}"
+    if many_hosts and key.host:
+        rank = f"{key.host}/{rank}"
     if many_sources:
         return f"{short_source(key.source)}:{rank}"
     return rank
@@ -79,11 +109,12 @@ def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool
     with store.lock:
         found = store.series_for(name)
         many = len({k.source for k in found}) > 1
+        hosts = _many_hosts(found)
         copies = []
-        for key in sorted(found, key=lambda k: (k.source, -1 if k.rank is None else k.rank)):
+        for key in sorted(found, key=key_order):
             s = found[key]
             sl = slice(-last_n, None) if last_n else slice(None)
-            copies.append((rank_label(key, many), s.steps[sl], s.values[sl], s.times[sl]))
+            copies.append((rank_label(key, many, hosts), s.steps[sl], s.values[sl], s.times[sl]))
     use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t in copies)
     traces: list[Trace] = []
     for label, steps, values, times in copies:
@@ -95,6 +126,11 @@ def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool
             xs, ys = steps, values
         traces.append(Trace(label, xs, ys))
     return traces, use_time
+
+
+def _many_hosts(keys: Iterable[RankKey]) -> bool:
+    """Name the node in labels only when there are several (local rank numbers repeat per node)."""
+    return len({k.host for k in keys if k.host}) > 1
 
 
 def _finite_count(values: Sequence[float]) -> int:
@@ -218,7 +254,7 @@ def progress(store: Store) -> Progress:
         key = max(store.latest_step, key=lambda k: store.latest_step[k])
         step = store.latest_step[key]
         total = store.total_steps
-        series = store.get_series(key.source, key.rank, "step_time_s")
+        series = store.get_series(key.source, key.rank, "step_time_s", host=key.host)
         recent = list(series.values[-20:]) if series is not None else []
         obs = list(store.observations.get(key, ()))
     per_step = None
@@ -279,31 +315,30 @@ class PhaseRow:
 def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
     """Per rank: mean seconds per top-level phase over its last `window` phase records."""
     with store.lock:
-        keys = sorted(
-            {(k.source, k.rank) for k in store.series if k.kind == "phase"},
-            key=lambda k: (k[0], -1 if k[1] is None else k[1]),
-        )
-        many = len({k[0] for k in keys}) > 1
+        keys = sorted({k.owner for k in store.series if k.kind == "phase"}, key=key_order)
+        many = len({k.source for k in keys}) > 1
+        hosts = _many_hosts(keys)
         rows = []
-        for source, rank in keys:
-            names = [k.name for k in store.series if k.kind == "phase" and k.source == source and k.rank == rank]
+        for key in keys:
+            source, rank = key.source, key.rank
+            names = [k.name for k in store.series if k.kind == "phase" and k.owner == key]
             means: dict[str, float] = {}
             steps = 0
             for name in top_level_phases(sorted(names, key=_phase_order)):
-                s = store.get_series(source, rank, name, "phase")
+                s = store.get_series(source, rank, name, "phase", key.host)
                 if s is None:
                     continue
                 vals = _finite(s.values[-window:])
                 if vals:
                     means[name] = statistics.median(vals)
                     steps = max(steps, len(vals))
-            st = store.get_series(source, rank, "step_time_s")
+            st = store.get_series(source, rank, "step_time_s", host=key.host)
             step_time = None
             if st is not None:
                 good = _finite(st.values[-window:])
                 step_time = statistics.median(good) if good else None
             if means:
-                rows.append(PhaseRow(rank_label(RankKey(source, rank), many), means, step_time, steps))
+                rows.append(PhaseRow(rank_label(key, many, hosts), means, step_time, steps))
     return rows
 
 
@@ -315,6 +350,17 @@ def _phase_order(name: str) -> tuple[int, str]:
 
 
 # --------------------------------------------------------------- ranks
+def ranks_by_host(store: Store) -> dict[str, list[int]]:
+    """Node -> the rank numbers it reported, for logs that name nodes (srun/pdsh labels)."""
+    with store.lock:
+        keys = set(store.latest) | set(store.latest_phases)
+    out: dict[str, set[int]] = {}
+    for k in keys:
+        if k.host and k.rank is not None:
+            out.setdefault(k.host, set()).add(k.rank)
+    return {h: sorted(out[h]) for h in sorted(out)}
+
+
 @dataclass
 class RankRow:
     key: RankKey
@@ -327,31 +373,74 @@ class RankRow:
     last_log_time: float | None
     trend: list[float]
     errors: int
+    # What explains a straggler in synchronous training (its step time equals everyone's):
+    # median seconds per step spent loading data and computing, over the recent window.
+    data_s: float | None = None
+    compute_s: float | None = None
 
 
-def rank_rows(store: Store, trend_points: int = 24) -> list[RankRow]:
+# Per-rank data time: a printed metric, else this rank's own timer (never a max across ranks).
+DATA_SOURCES = (("metric", "data_time_s"), ("phase", "batch_generator"), ("phase", "data_loader"))
+# Per-rank compute: forward plus backward without its allreduce when the log splits it.
+COMPUTE_SETS = (
+    ("forward", "backward_inner"),
+    ("forward", "backward"),
+    ("forward_microstep", "backward_inner_microstep"),
+    ("forward_microstep", "backward_microstep"),
+    ("forward_backward",),
+)
+
+
+def _recent_median(store: Store, key: RankKey, kind: str, name: str, window: int) -> float | None:
+    """Median of the rank's recent values; None when absent, or when the series is Megatron's
+    max across ranks (it has a `_min` companion): that number belongs to no rank in particular."""
+    if kind == "phase" and key.series_key("phase", f"{name}_min") in store.series:
+        return None
+    s = store.series.get(key.series_key(kind, name))
+    if s is None:
+        return None
+    good = _finite(s.values[-window:])
+    return statistics.median(good) if good else None
+
+
+def _data_s(store: Store, key: RankKey, window: int) -> float | None:
+    for kind, name in DATA_SOURCES:
+        v = _recent_median(store, key, kind, name, window)
+        if v is not None:
+            return v
+    return None
+
+
+def _compute_s(store: Store, key: RankKey, window: int) -> float | None:
+    for names in COMPUTE_SETS:
+        parts = [_recent_median(store, key, "phase", n, window) for n in names]
+        if all(p is not None for p in parts):
+            return sum(p for p in parts if p is not None)
+    return None
+
+
+def rank_rows(store: Store, trend_points: int = 24, window: int = 20) -> list[RankRow]:
     with store.lock:
-        keys = sorted(
-            set(store.latest) | set(store.latest_phases), key=lambda k: (k.source, -1 if k.rank is None else k.rank)
-        )
+        keys = sorted(set(store.latest) | set(store.latest_phases), key=key_order)
         many = len({k.source for k in keys}) > 1
+        hosts = _many_hosts(keys)
         errors: dict[RankKey, int] = {}
         for ev in store.events:
             if ev.severity == "error":
-                rk = RankKey(ev.source, ev.rank)
+                rk = RankKey(ev.source, ev.rank, ev.host)
                 errors[rk] = errors.get(rk, 0) + 1
         rows = []
         for key in keys:
             latest = store.latest.get(key, {})
             thr = next(((n, latest[n]) for n in THROUGHPUT if n in latest), None)
-            st = store.get_series(key.source, key.rank, "step_time_s")
+            st = store.series.get(key.series_key("metric", "step_time_s"))
             if st is None:
-                st = store.get_series(key.source, key.rank, "loss")
+                st = store.series.get(key.series_key("metric", "loss"))
             obs = store.observations.get(key)
             rows.append(
                 RankRow(
                     key,
-                    rank_label(key, many),
+                    rank_label(key, many, hosts),
                     store.latest_step.get(key),
                     latest.get("step_time_s"),
                     thr,
@@ -360,6 +449,8 @@ def rank_rows(store: Store, trend_points: int = 24) -> list[RankRow]:
                     store.last_log_time.get(key),
                     list(st.values[-trend_points:]) if st is not None else [],
                     errors.get(key, 0),
+                    _data_s(store, key, window),
+                    _compute_s(store, key, window),
                 )
             )
     return rows

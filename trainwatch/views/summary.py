@@ -3,11 +3,15 @@
 Keys of `last_step` / `latest` are rank numbers as strings. Records without a rank (a
 single-process run, or a log that never says) are keyed `"-"`; when several sources have
 rank-less records, each such source is keyed by its own name instead, so none overwrites another.
+Likewise when the same rank number comes from two nodes the log names (`srun -l` wrapping
+torchrun: local ranks 0 and 1 on each node), those ranks are keyed `"<host>:<rank>"`.
 
 Extensions beyond the contract (never replacing its keys): `reason` (why the status), `eta_s`,
 `sec_per_step`, `phases_share` (median share of the step per phase), `lines`, `not_understood`,
-`failure` (the first failure even when the log does not name its rank), `rank_status`, and each
-finding's `steps` and `remedy` (the contract's `message` already ends with the remedy).
+`failure` (the first failure even when the log does not name its rank), `rank_status` (one entry
+per rank stream, with its `host` when known and `straggler`: what it is slow in), `hosts` (node ->
+its rank numbers, when the log names nodes), `root_cause.host`, and each finding's `steps` and
+`remedy` (the contract's `message` already ends with the remedy).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.findings import Finding, findings
 from trainwatch.diagnosis.ranks import root_cause, stragglers
 from trainwatch.diagnosis.shares import phase_shares, phase_tree
-from trainwatch.diagnosis.status import RunStatus, run_status
+from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
 from trainwatch.diagnosis.window import fmt_duration, fmt_seconds, fmt_value
 from trainwatch.records import json_number
 from trainwatch.store.store import RankKey, Store
@@ -56,19 +60,42 @@ MAX_METRIC_COLUMNS = 9
 BAR_WIDTH = 30
 
 
+def _repeated_across_hosts(keys: list[RankKey]) -> bool:
+    """Some rank number comes from two nodes: local ranks, to be told apart by node."""
+    hosts: dict[int, set[str]] = {}
+    for k in keys:
+        if k.rank is not None and k.host:
+            hosts.setdefault(k.rank, set()).add(k.host)
+    return any(len(h) > 1 for h in hosts.values())
+
+
 def _labels(keys: list[RankKey]) -> dict[RankKey, str]:
     rankless = sorted({k.source for k in keys if k.rank is None})
+    by_host = _repeated_across_hosts(keys)
     out: dict[RankKey, str] = {}
     for k in keys:
         if k.rank is not None:
-            out[k] = str(k.rank)
+            out[k] = f"{k.host}:{k.rank}" if by_host and k.host else str(k.rank)
         else:
             out[k] = NO_RANK if len(rankless) <= 1 else k.source
     return out
 
 
-def _sort_label(label: str) -> tuple[int, int, str]:
-    return (0, int(label), "") if label.isdigit() else (1, 0, label)
+def _sort_label(label: str) -> tuple[int, str, int, str]:
+    if label.isdigit():
+        return (0, "", int(label), "")
+    host, _, rank = label.rpartition(":")
+    if host and rank.isdigit():
+        return (0, host, int(rank), "")
+    return (1, "", 0, label)
+
+
+def _hosts(keys: list[RankKey]) -> dict[str, list[int]]:
+    out: dict[str, set[int]] = {}
+    for k in keys:
+        if k.host and k.rank is not None:
+            out.setdefault(k.host, set()).add(k.rank)
+    return {h: sorted(out[h]) for h in sorted(out)}
 
 
 def _all_ranks(store: Store) -> list[int]:
@@ -102,6 +129,7 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
     slow = stragglers(store)
     root = root_cause(store) if status.state in ("crashed", "stalled") else None
     shares = phase_shares(store)
+    slow_by = {(s.host, s.rank): s.what for s in slow}
     with store.lock:
         formats: list[str] = []
         for st in store.sources.values():
@@ -109,6 +137,7 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
                 if name not in formats:
                     formats.append(name)
         step_labels = _labels(list(store.latest_step))
+        hosts = _hosts(list(set(store.latest) | set(store.latest_phases)))
         last_step: dict[str, int] = {}
         for key, step in store.latest_step.items():
             label = step_labels[key]
@@ -126,7 +155,7 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
             "total_steps": store.total_steps,
             "latest": dict(sorted(latest.items(), key=lambda kv: _sort_label(kv[0]))),
             "events": dict(sorted(store.event_counts.items())),
-            "root_cause": {"rank": root.rank, "message": root.message} if root is not None else None,
+            "root_cause": _root_json(root.rank, root.host, root.message) if root is not None else None,
             "stragglers": sorted({s.rank for s in slow}),
             "findings": [_finding_json(f) for f in found],
             # extensions
@@ -138,9 +167,32 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
             "not_understood": sum(st.not_understood for st in store.sources.values()),
             "failure": _failure_json(status),
             "rank_status": [
-                {"source": r.source, "rank": r.rank, "state": r.state, "last_step": r.last_step} for r in status.ranks
+                _rank_status_json(r.source, r.rank, r.host, r.state, r.last_step, slow_by) for r in status.ranks
             ],
         }
+        if hosts:
+            out["hosts"] = hosts
+    return out
+
+
+def _root_json(rank: int | None, host: str | None, message: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"rank": rank, "message": message}
+    if host is not None:
+        out["host"] = host
+    return out
+
+
+def _rank_status_json(
+    source: str, rank: int | None, host: str | None, state: str, last_step: int | None, slow: dict[Any, str]
+) -> dict[str, Any]:
+    """One rank stream; `host` and `straggler` only when there is something to say."""
+    out: dict[str, Any] = {"source": source, "rank": rank}
+    if host is not None:
+        out["host"] = host
+    out.update(state=state, last_step=last_step)
+    what = slow.get((host, rank))
+    if what is not None:
+        out["straggler"] = what
     return out
 
 
@@ -171,7 +223,10 @@ def _bar(share: float) -> str:
 
 def print_summary(store: Store, console: Console | None = None, now: float | None = None) -> None:
     """A report a person reads once: status and why, progress, metrics, time split, problems."""
-    console = console if console is not None else Console(highlight=False)
+    if console is None:
+        console = Console(highlight=False)
+        # Piped (grep, cron mail): one finding per line, never hard-wrapped at 80 columns.
+        console.soft_wrap = not console.is_terminal
     data = summary_json(store, now)
     status = run_status(store, now)
     found = findings(store, now, status=status)
@@ -201,7 +256,11 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
     for name, fmts, lines, nu in src_rows:
         console.print(Text(f"source {name}: {fmts}; {lines} lines, {nu} not understood", style="dim"))
     ranks = data["ranks"]
-    if ranks:
+    hosts: dict[str, list[int]] = data.get("hosts", {})
+    if len(hosts) > 1:
+        per_node = "; ".join(f"{h}: " + ", ".join(str(r) for r in rs) for h, rs in hosts.items())
+        console.print(Text("ranks: " + per_node, style="dim"))
+    elif ranks:
         console.print(Text("ranks: " + ", ".join(str(r) for r in ranks), style="dim"))
 
     latest: dict[str, dict[str, Any]] = data["latest"]
@@ -248,11 +307,15 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
     if data["root_cause"] is not None:
         rc = data["root_cause"]
         text = Text("root cause: ", style="bold red")
-        text.append(f"rank {rc['rank']}: " if rc["rank"] is not None else "")
+        text.append(f"{rank_name(rc['rank'], rc.get('host'))}: " if rc["rank"] is not None else "")
         text.append(rc["message"])
         console.print(text)
-    if data["stragglers"]:
-        console.print(Text("stragglers: " + ", ".join(f"rank {r}" for r in data["stragglers"]), style="bold yellow"))
+    # Per (host, rank) where the status names it; ranks with phases but no steps by number.
+    slow = [rank_name(r["rank"], r.get("host")) for r in data["rank_status"] if r.get("straggler")]
+    named = {r["rank"] for r in data["rank_status"] if r.get("straggler")}
+    slow += [rank_name(r) for r in data["stragglers"] if r not in named]
+    if slow:
+        console.print(Text("stragglers: " + ", ".join(slow), style="bold yellow"))
 
     if found:
         console.print(Text("\nfindings", style="bold"))

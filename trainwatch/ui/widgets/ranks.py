@@ -1,9 +1,15 @@
-"""Every rank side by side: a DataTable updated cell by cell (never cleared per tick)."""
+"""Every rank side by side: a DataTable updated cell by cell (never cleared per tick).
+
+In synchronous training every rank prints the same step time (the fast ones wait for the slow
+one in the allreduce), so a straggler's row only says *why* it is flagged through the time it
+spends outside the collectives: its data loading and its forward/backward compute. Those
+columns appear when some rank's log has them.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -13,43 +19,73 @@ from trainwatch.ui.data import RankRow
 from trainwatch.ui.format import fmt_age, fmt_duration, fmt_num, sparkline
 
 COLUMNS = ("rank", "step", "step time", "throughput", "loss", "updated", "status", "trend")
-THROUGHPUT_UNITS = {"samples_per_s": "samples/s", "tokens_per_s": "tok/s", "tflops": "TFLOP/s", "mfu_pct": "% MFU"}
+# Shown after "step time" when some rank has them: (column, RankRow attribute).
+OPTIONAL = (("data", "data_s"), ("compute", "compute_s"))
+THROUGHPUT_UNITS = {
+    "samples_per_s": "samples/s",
+    "running_avg_samples_per_s": "samples/s (running avg)",
+    "samples_per_s_per_gpu": "samples/s/GPU",
+    "tokens_per_s": "tok/s",
+    "tokens_per_s_per_gpu": "tok/s/GPU",
+    "tflops": "TFLOP/s",
+    "mfu_pct": "% MFU",
+}
 
 
 STATE_STYLE = {"running": "green", "finished": "blue", "stalled": "yellow", "crashed": "bold red"}
+
+# A straggler: a rank number (any node), or (node, rank) when the log names nodes.
+StragglerId = int | tuple[str | None, int]
+
+
+def columns_for(rows: list[RankRow]) -> tuple[str, ...]:
+    """The base columns, plus data/compute when some rank has them."""
+    extra = tuple(name for name, attr in OPTIONAL if any(getattr(r, attr) is not None for r in rows))
+    return COLUMNS[:3] + extra + COLUMNS[3:]
+
+
+def _seconds(v: float | None) -> str:
+    return fmt_duration(v) if v is not None and not math.isnan(v) else "-"
+
+
+def is_straggler(key: RankKey, stragglers: Collection[StragglerId]) -> bool:
+    if key.rank is None:
+        return False
+    return (key.host, key.rank) in stragglers or key.rank in stragglers
 
 
 def row_cells(
     row: RankRow,
     now_mono: float,
-    stragglers: set[int],
-    states: Mapping[tuple[str, int | None], tuple[str, str]] | None = None,
+    stragglers: Collection[StragglerId],
+    states: Mapping[tuple[str, int | None, str | None], tuple[str, str]] | None = None,
     trend_w: int = 20,
+    columns: tuple[str, ...] = COLUMNS,
 ) -> list[Text]:
     thr = "-"
     if row.throughput:
         name, value = row.throughput
         thr = f"{fmt_num(value)} {THROUGHPUT_UNITS.get(name, name)}"
     age = fmt_age(now_mono - row.last_seen_mono) if row.last_seen_mono is not None else "never"
-    state = (states or {}).get((row.key.source, row.key.rank))
+    state = (states or {}).get((row.key.source, row.key.rank, row.key.host))
     status = Text(state[0], style=STATE_STYLE.get(state[0], "")) if state else Text("")
-    if row.key.rank is not None and row.key.rank in stragglers:
+    if is_straggler(row.key, stragglers):
         status.append(" straggler" if status.plain else "straggler", style="yellow")
     if row.errors:
         status.append(f" {row.errors} error{'s' if row.errors > 1 else ''}", style="bold red")
-    step_time = (
-        fmt_duration(row.step_time_s) if row.step_time_s is not None and not math.isnan(row.step_time_s) else "-"
-    )
-    return [
-        Text(row.label),
-        Text(fmt_num(float(row.step)) if row.step is not None else "-", justify="right"),
-        Text(step_time, justify="right"),
-        Text(thr, justify="right"),
-        Text(fmt_num(row.loss), justify="right"),
-        Text(age, justify="right"),
-        status,
-        Text(sparkline(row.trend, trend_w), style="cyan"),
-    ]
+    cells = {
+        "rank": Text(row.label),
+        "step": Text(fmt_num(float(row.step)) if row.step is not None else "-", justify="right"),
+        "step time": Text(_seconds(row.step_time_s), justify="right"),
+        "data": Text(_seconds(row.data_s), justify="right"),
+        "compute": Text(_seconds(row.compute_s), justify="right"),
+        "throughput": Text(thr, justify="right"),
+        "loss": Text(fmt_num(row.loss), justify="right"),
+        "updated": Text(age, justify="right"),
+        "status": status,
+        "trend": Text(sparkline(row.trend, trend_w), style="cyan"),
+    }
+    return [cells[c] for c in columns]
 
 
 class RanksTable(DataTable[Text]):
@@ -60,25 +96,36 @@ class RanksTable(DataTable[Text]):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
         self._rows: set[RankKey] = set()
+        self._columns: tuple[str, ...] = ()
 
     def on_mount(self) -> None:
-        for c in COLUMNS:
+        self._set_columns(COLUMNS)
+
+    def _set_columns(self, columns: tuple[str, ...]) -> None:
+        """Rebuild when a column appears (once per run: the first data/phase timings)."""
+        self.clear(columns=True)
+        self._rows.clear()
+        self._columns = columns
+        for c in columns:
             self.add_column(c, key=c)
 
     def show(
         self,
         rows: list[RankRow],
         now_mono: float,
-        stragglers: set[int],
-        states: Mapping[tuple[str, int | None], tuple[str, str]] | None = None,
+        stragglers: Collection[StragglerId],
+        states: Mapping[tuple[str, int | None, str | None], tuple[str, str]] | None = None,
     ) -> None:
+        columns = columns_for(rows)
+        if columns != self._columns:
+            self._set_columns(columns)
         for row in rows:
-            key = f"{row.key.source}\x00{row.key.rank}"
-            cells = row_cells(row, now_mono, stragglers, states)
+            key = f"{row.key.source}\x00{row.key.host}\x00{row.key.rank}"
+            cells = row_cells(row, now_mono, stragglers, states, columns=columns)
             if row.key not in self._rows:
                 self._rows.add(row.key)
                 self.add_row(*cells, key=key)
                 continue
-            for col, cell in zip(COLUMNS, cells, strict=False):
+            for col, cell in zip(columns, cells, strict=True):
                 if self.get_cell(key, col) != cell:
-                    self.update_cell(key, col, cell)
+                    self.update_cell(key, col, cell, update_width=True)
