@@ -49,8 +49,9 @@ RAW_LINES = (
 )
 
 
-def build_store(ranks: int = 1) -> Store:
-    """The seed-004 numbers for `ranks` ranks (ranks > 0 repeat rank 0's real values)."""
+def build_store(ranks: int = 1, events: bool = True) -> Store:
+    """The seed-004 numbers for `ranks` ranks (ranks > 0 repeat rank 0's real values); with
+    `events`, seed 002's overflow and death-signal events too (the run then reads as crashed)."""
     store = Store()
     records = []
     line = 345
@@ -59,7 +60,7 @@ def build_store(ranks: int = 1) -> Store:
             t = LAST_TIME if it == 23000 else None
             metrics = {"loss": loss, "lr": lr, "step_time_s": ms / 1000, "loss_scale": 4096.0, "total_steps": 1_000_000}
             if it == 23000:
-                metrics["samples_per_s"] = SAMPLES_PER_S
+                metrics["running_avg_samples_per_s"] = SAMPLES_PER_S  # DeepSpeed's SamplesPerSec
             records.append(Step(SOURCE, rank, it, t, line, metrics))
             records.append(
                 Phases(
@@ -79,6 +80,18 @@ def build_store(ranks: int = 1) -> Store:
                 )
             )
             line += 7
+    if events:
+        records += _events()
+    store.add_many(records)
+    with store.lock:
+        state = store.sources.setdefault(SOURCE, SourceState(SOURCE))
+        state.formats = ["deepspeed", "megatron"]
+        state.recent.extend(RAW_LINES)
+    return store
+
+
+def _events() -> list[Event]:
+    records = []
     records.append(
         Event(
             SOURCE,
@@ -93,9 +106,4 @@ def build_store(ranks: int = 1) -> Store:
         )
     )
     records.append(Event(SOURCE, None, 23000, None, 7054, "signal", "error", SIGNAL, {"signal": "SIGHUP"}))
-    store.add_many(records)
-    with store.lock:
-        state = store.sources.setdefault(SOURCE, SourceState(SOURCE))
-        state.formats = ["deepspeed", "megatron"]
-        state.recent.extend(RAW_LINES)
-    return store
+    return records

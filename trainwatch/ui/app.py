@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable, Iterable
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -51,6 +52,7 @@ TABS = ("overview", "ranks", "events", "log", "profiler", "phases")
 
 
 DIAGNOSE_IDLE_EVERY_S = 5.0
+NO_EVENTS = "no events yet: overflows, NaNs, OOMs, NCCL timeouts, tracebacks, signals and checkpoints appear here"
 
 
 class StoreChanged(Message):
@@ -129,6 +131,7 @@ class TrainwatchApp(App[None]):
             with TabPane("2 Ranks", id="ranks"):
                 yield RanksTable(id="ranks-table")
             with TabPane("3 Events", id="events"):
+                yield Static(Text(NO_EVENTS, style="dim"), id="events-empty")
                 yield EventsTable(id="events-table")
             with TabPane("4 Log", id="log"):
                 yield LogPane(self.store, id="log-pane")
@@ -140,14 +143,14 @@ class TrainwatchApp(App[None]):
 
     def on_mount(self) -> None:
         recent = self.main.query_one("#recent-events", Static)
-        recent.border_title = "recent events (3: all)"
+        recent.border_title = "recent events (key 3: the full list)"
         recent.update(recent_events_text([], 1))
         if self.pipeline is not None:
             self.pipeline.on_activity = self._on_pipeline_activity
             self.pipeline.start()
         else:  # a store filled by someone else: nobody posts StoreChanged, look at its version
             self.set_interval(self.fast_interval, self._poll_store)
-        self._apply_width(self.size.width)
+        self._apply_width(self.size)
         self.fast_tick()
         self.slow_tick()
         self.set_interval(self.slow_interval, self.clock_tick)
@@ -157,13 +160,15 @@ class TrainwatchApp(App[None]):
         if self.pipeline is not None:
             self.pipeline.stop()
 
-    def on_resize(self, event: object) -> None:
-        self._apply_width(self.size.width)
+    def on_resize(self, event: events.Resize) -> None:
+        # This handler runs before App._on_resize records the new size: self.size is still the old one.
+        self._apply_width(event.size)
         self.call_after_refresh(self.slow_tick)
 
-    def _apply_width(self, width: int) -> None:
-        self.screen.set_class(width < NARROW_WIDTH, "narrow")
-        self._show_charts()
+    def _apply_width(self, size: Size) -> None:
+        """Narrow terminals: the side panel folds away and the charts take the whole width."""
+        self.main.set_class(size.width < NARROW_WIDTH, "narrow")
+        self._show_charts(size)
 
     @property
     def main(self) -> Screen:
@@ -305,17 +310,23 @@ class TrainwatchApp(App[None]):
             sources = list(self.store.sources.values())
             # ranks with records, and ranks the log names as members (torchrun barrier lines...)
             ranks = sorted(self.store.ranks.union(*(st.ranks_seen for st in sources)))
+            hosts = data.ranks_by_host(self.store)
         header = self.main.query_one(RunHeader)
         header.show(
-            source_line(sources, self.clock.wall(), ranks),
-            progress_line(self.verdict, data.progress(self.store)),
+            source_line(sources, self.clock.wall(), ranks, hosts),
+            progress_line(self.verdict, data.progress(self.store), self.clock.wall()),
             findings_text(self.findings),
         )
 
     def _update_ranks(self) -> None:
         if self._tab() != "ranks" and self.main.query_one(RanksTable).row_count:
             return  # hidden: brought up to date when the tab is shown
-        stragglers = {r for f in self.findings if f.kind == "straggler" for r in f.ranks}
+        stragglers = {
+            (f.hosts[i] if i < len(f.hosts) else None, r)
+            for f in self.findings
+            if f.kind == "straggler"
+            for i, r in enumerate(f.ranks)
+        }
         self.main.query_one(RanksTable).show(
             data.rank_rows(self.store), self.clock.mono(), stragglers, self.verdict.ranks
         )
@@ -324,6 +335,7 @@ class TrainwatchApp(App[None]):
         new, self._events_seen = data.events_copy(self.store, self._events_seen)
         if not new:
             return
+        self.main.query_one("#events-empty", Static).display = False
         self.main.query_one(EventsTable).add_events(new)
         self._recent_events = (self._recent_events + new)[-50:]
         box = self.main.query_one("#recent-events", Static)
@@ -338,7 +350,7 @@ class TrainwatchApp(App[None]):
         present = self.store.metric_names()
         if self.chosen_metrics is not None:
             return [m for m in self.chosen_metrics if m in present][:MAX_CHARTS]
-        return [m for m in data.DEFAULT_CHARTS if m in present][:MAX_CHARTS]
+        return data.default_charts(present)[:MAX_CHARTS]
 
     def _ensure_charts(self) -> None:
         wanted = self.metrics_to_chart()
@@ -358,9 +370,9 @@ class TrainwatchApp(App[None]):
         self.call_after_refresh(self._show_charts)
         self.call_after_refresh(self.slow_tick)
 
-    def _show_charts(self) -> None:
+    def _show_charts(self, size: Size | None = None) -> None:
         """Fit the chart grid to the terminal: fewer charts when it is small."""
-        w, h = self.size
+        w, h = size or self.size
         cols = 1 if w < NARROW_WIDTH else 2
         rows = max(1, (h - 8) // 11)
         limit = cols * rows
@@ -430,7 +442,8 @@ class TrainwatchApp(App[None]):
         self.main.query_one(LogPane).jump(message.source, message.line)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own "Keys" entry duplicates our "Help: keys" (which lists every binding).
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Keys")
         yield SystemCommand("Help: keys", "Every key binding", self.action_help)
         for i, tab in enumerate(TABS, start=1):
             yield SystemCommand(f"Show {tab}", f"Switch to the {tab} tab (key {i})", lambda t=tab: self.action_tab(t))

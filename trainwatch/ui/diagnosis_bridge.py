@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +20,18 @@ class Verdict:
     reason: str = ""
     eta_s: float | None = None
     sec_per_step: float | None = None
-    # (source, rank) -> (state, reason) per rank, when the diagnosis gives them
-    ranks: Mapping[tuple[str, int | None], tuple[str, str]] = field(default_factory=dict)
+    # (source, rank, host) -> (state, reason) per rank, when the diagnosis gives them
+    ranks: Mapping[tuple[str, int | None, str | None], tuple[str, str]] = field(default_factory=dict)
+    # Seconds since the last step as judged at `judged_at` (wall clock): the header ages it
+    # itself on its 1 s clock instead of waiting for the next judgement.
+    age_s: float | None = None
+    judged_at: float | None = None
+
+    def age_at(self, now: float) -> float | None:
+        """The last step's age now: the judged age plus the time since the judgement."""
+        if self.age_s is None or self.judged_at is None:
+            return None
+        return self.age_s + max(0.0, now - self.judged_at)
 
 
 @dataclass(frozen=True)
@@ -29,6 +40,7 @@ class Finding:
     severity: str
     message: str
     ranks: tuple[int, ...] = field(default_factory=tuple)
+    hosts: tuple[str | None, ...] = field(default_factory=tuple)  # node of each rank, when known
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -57,8 +69,35 @@ def run_status(store: Store, now: float | None) -> Verdict:
     ranks = {}
     for r in _get(result, "ranks") or ():
         if _get(r, "source") is not None:
-            ranks[(str(_get(r, "source")), _get(r, "rank"))] = (str(_get(r, "state", "")), str(_get(r, "reason", "")))
-    return Verdict(str(status), str(reason), _eta(result), _finite(_get(result, "sec_per_step")), ranks)
+            where = (str(_get(r, "source")), _get(r, "rank"), _get(r, "host"))
+            ranks[where] = (str(_get(r, "state", "")), str(_get(r, "reason", "")))
+    return Verdict(
+        str(status),
+        header_reason(str(status), str(reason)),
+        _eta(result),
+        _finite(_get(result, "sec_per_step")),
+        ranks,
+        _finite(_get(result, "age_s")),
+        now,
+    )
+
+
+# What the header already shows beside the reason (step N of M, s/step, the last step's age).
+_SHOWN_PART = re.compile(r"^(?:step \d+(?: of \d+)?|\S+ ?\S*/step|last step .* ago)$")
+_STALL_LEAD = re.compile(r"^no step for .+? after step \d+ ")
+_STEP_TAIL = re.compile(r"(?: after step \d+| \(step \d+\))$")
+
+
+def header_reason(status: str, reason: str) -> str:
+    """The reason without what the header prints itself (computed less often, so the two would
+    disagree): a running run keeps only the news ("stopped: rank 3 at step 160"), a stalled one
+    "no new step (usual 0.93 s/step) and no end marker", a crash its cause without "after step N"."""
+    if status == "running":
+        return ", ".join(p for p in reason.split(", ") if not _SHOWN_PART.match(p))
+    if status == "stalled":
+        reason = _STALL_LEAD.sub("no new step ", reason)
+    # "...shutting down workers after step 23000": the last step is the header's step N
+    return _STEP_TAIL.sub("", reason)
 
 
 def _finite(v: Any) -> float | None:
@@ -85,6 +124,7 @@ def findings(store: Store, now: float | None) -> list[Finding]:
                 str(_get(f, "severity", "info")),
                 str(_get(f, "message", "")),
                 tuple(int(r) for r in ranks if isinstance(r, int)),
+                tuple(_get(f, "hosts") or ()),
             )
         )
     return out

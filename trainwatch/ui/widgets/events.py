@@ -3,17 +3,40 @@ severity colours; Enter on one opens the raw log at its line."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
 from trainwatch.records import Event
-from trainwatch.ui.data import short_source
 
 SEVERITY = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-COLUMNS = ("time", "step", "rank", "kind", "message", "where")
+# "where" before "message": the message is the long column, cut by the screen edge, never the line number.
+COLUMNS = ("time", "step", "rank", "kind", "where", "message")
+WHERE_WIDTH = 32
+# Python logging's default `LEVEL:dotted.logger.name:` prefix (torch elastic: `WARNING:torch.distributed.
+# elastic.multiprocessing.api:Sending process 3664692 closing signal SIGHUP`). Hidden on screen only.
+LOGGER_PREFIX = re.compile(r"^(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL):[A-Za-z_][\w.]*:\s*")
+
+
+def display_message(message: str) -> str:
+    """The event's message as shown: without a logging prefix that would start every row alike."""
+    return LOGGER_PREFIX.sub("", message, count=1) or message
+
+
+def where_text(source: str, line: int, width: int = WHERE_WIDTH) -> str:
+    """`file:LINE` in at most `width` characters: the line number always, the file name
+    shortened in the middle when it is long (the directory is in the header and the Log tab)."""
+    suffix = f":{line}"
+    name = PurePath(source).name or source
+    room = max(3, width - len(suffix))
+    if len(name) > room:
+        head = (room - 1) // 2
+        name = name[:head] + "…" + name[len(name) - (room - 1 - head) :]
+    return name + suffix
 
 
 def event_cells(ev: Event) -> list[Text]:
@@ -24,8 +47,8 @@ def event_cells(ev: Event) -> list[Text]:
         Text("-" if ev.step is None else str(ev.step), justify="right"),
         Text("-" if ev.rank is None else str(ev.rank), justify="right"),
         Text(ev.kind, style=style),
-        Text(ev.message[:300], style="red" if ev.severity == "error" else ""),
-        Text(f"{short_source(ev.source, 24)}:{ev.line}", style="dim"),
+        Text(where_text(ev.source, ev.line), style="dim"),
+        Text(display_message(ev.message)[:300], style="red" if ev.severity == "error" else ""),
     ]
 
 
@@ -67,7 +90,7 @@ def recent_events_text(events: list[Event], limit: int) -> Text:
     """A compact list for the overview: newest last, severity coloured."""
     out = Text(no_wrap=True, overflow="ellipsis")
     if not events:
-        return out.append("no events", style="dim")
+        return out.append("no events so far (overflow, NaN, OOM, NCCL timeout, crash, signal, checkpoint)", style="dim")
     for i, ev in enumerate(events[-limit:]):
         if i:
             out.append("\n")
@@ -76,5 +99,5 @@ def recent_events_text(events: list[Event], limit: int) -> Text:
             out.append(f"step {ev.step} ", style="dim")
         if ev.rank is not None:
             out.append(f"r{ev.rank} ", style="dim")
-        out.append(ev.message)
+        out.append(display_message(ev.message))
     return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -21,8 +23,11 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 SEVERITY_ICON = {"error": "✖", "warning": "▲", "info": "●"}
 
 
-def source_line(sources: list[SourceState], now_wall: float, ranks: list[int]) -> Text:
-    """Sources, formats, follow mode and the age of the last write to each."""
+def source_line(
+    sources: list[SourceState], now_wall: float, ranks: list[int], hosts: Mapping[str, list[int]] | None = None
+) -> Text:
+    """Sources, formats, follow mode and the age of the last write to each. With `hosts` (node ->
+    its ranks, when the log names two or more nodes) the ranks are listed per node."""
     out = Text(no_wrap=True, overflow="ellipsis")
     if not sources:
         return out.append("no sources", style="dim")
@@ -38,7 +43,10 @@ def source_line(sources: list[SourceState], now_wall: float, ranks: list[int]) -
     out.append(", ".join(formats) if formats else "not recognised yet")
     if ranks:
         out.append("  ranks: ", style="dim")
-        out.append(_ranks(ranks))
+        if hosts and len(hosts) > 1:
+            out.append(" ".join(f"{host}:{_ranks(rs)}" for host, rs in hosts.items()))
+        else:
+            out.append(_ranks(ranks))
     modes = sorted({s.follow_mode for s in sources if s.follow_mode})
     out.append("  follow: ", style="dim")
     out.append(", ".join(modes) if modes else "read once")
@@ -64,7 +72,10 @@ def _ranks(ranks: list[int]) -> str:
     return f"{len(ranks)} ({ranks[0]}–{ranks[-1]})"
 
 
-def progress_line(verdict: Verdict, prog: Progress) -> Text:
+def progress_line(verdict: Verdict, prog: Progress, now_wall: float | None = None) -> Text:
+    """Status, step N of M (from the store, as of its last change), s/step, ETA, the last step's
+    age (aged on the 1 s clock from `now_wall`) and the verdict's reason. Every step number and
+    age is printed once, in one format, so two parts of the line cannot disagree."""
     out = Text(no_wrap=True, overflow="ellipsis")
     status = verdict.status or "unknown"
     out.append(f" {status.upper()} ", style=STATUS_STYLE.get(status, "bold reverse"))
@@ -88,6 +99,10 @@ def progress_line(verdict: Verdict, prog: Progress) -> Text:
         if eta is not None and status in ("running", "unknown"):
             out.append("  ETA ", style="dim")
             out.append(fmt_duration(eta), style="bold")
+        age = verdict.age_at(now_wall) if now_wall is not None else None
+        if age is not None and status in ("running", "stalled"):
+            out.append("  last step ", style="dim")
+            out.append(fmt_age(age))
     if verdict.reason and status != "unknown":
         out.append("  — " + verdict.reason)
     elif status == "unknown":

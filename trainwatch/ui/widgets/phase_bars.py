@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from trainwatch.diagnosis.shares import partition_phases
+from trainwatch.diagnosis.shares import other_seconds, partition_phases
 from trainwatch.store.store import Store
 from trainwatch.ui.data import PhaseRow, phase_rows
 from trainwatch.ui.format import fmt_duration
@@ -26,6 +26,15 @@ ORDER = (
     "optimizer",
     "step",
 )
+
+
+# Display names: DeepSpeed's `step` timer is the optimizer step, not the "step time" next to it.
+LABELS = {"step": "optimizer step", "step_microstep": "optimizer step (micro)"}
+
+
+def phase_label(name: str) -> str:
+    """How a phase is shown (the record keeps the log's name)."""
+    return LABELS.get(name, name)
 
 
 def ordered_phases(names: list[str]) -> list[str]:
@@ -57,11 +66,12 @@ def render_phases(rows: list[PhaseRow], width: int, max_rows: int | None = None)
     out = Text(no_wrap=True, overflow="ellipsis")
     # Legend: share of step time per phase (first row = first rank, or the only one),
     # wrapped by hand so the widget knows its height.
+    # Shares of the printed phases plus `other` (shares.other_seconds), as the Phases tab has them.
     first = rows[0]
-    base = totals[0] or 1.0
-    items = [(n, f"{n} {100 * first.phases[n] / base:.0f}%") for n in names if n in first.phases]
-    other = (first.step_time_s or 0) - sum(first.phases.values())
-    if first.step_time_s and other > 0.02 * first.step_time_s:
+    other = other_seconds(first.step_time_s, sum(first.phases.values()))
+    base = (sum(first.phases.values()) + other) or 1.0
+    items = [(n, f"{phase_label(n)} {100 * first.phases[n] / base:.0f}%") for n in names if n in first.phases]
+    if other > 0:
         items.append((OTHER, f"other {100 * other / base:.0f}%"))
     used = 0
     for n, label in items:

@@ -20,7 +20,7 @@ from trainwatch.store.store import RankKey, Store
 from trainwatch.ui.data import rank_label
 from trainwatch.ui.format import fmt_duration
 from trainwatch.ui.widgets.chart import short_num
-from trainwatch.ui.widgets.phase_bars import OTHER, ordered_phases, phase_colour
+from trainwatch.ui.widgets.phase_bars import OTHER, ordered_phases, phase_colour, phase_label
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 Y_LABEL = 8  # "4m 05s ┤"
@@ -134,7 +134,7 @@ def trend_legend(names: list[str], buckets: list[TrendBucket | None], width: int
 
     used = 0
     for n in order:
-        label = f"{n} {value(early, n)} → {value(late, n)}"
+        label = f"{phase_label(n)} {value(early, n)} → {value(late, n)}"
         size = len(label) + 4
         if used and used + size > width:
             out.append("\n")
@@ -214,7 +214,7 @@ class PhaseTrend(Widget, can_focus=True):
         many = len({k.source for k in self.keys}) > 1
         shown = [b for b in buckets if b is not None]
         out = Text(no_wrap=True, overflow="ellipsis")
-        out.append(rank_label(rank, many), style="bold")
+        out.append(rank_label(rank, many, len({k.host for k in self.keys if k.host}) > 1), style="bold")
         if len(self.keys) > 1:
             out.append(f" ({self.rank_index + 1}/{len(self.keys)}, [ ] other ranks)", style="dim")
         what = "seconds per step" if self.seconds else "share of the step"

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.events import Resize
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
@@ -21,12 +24,23 @@ from trainwatch.store.store import Store
 from trainwatch.ui.format import fmt_duration, fmt_num
 from trainwatch.ui.widgets.phase_bars import ordered_phases, phase_colour
 
-BAR = 12
+BAR = 10
+NAME_MIN = 16  # the name column never gets narrower than this (the detail line has the full name)
+PAD = 2  # DataTable's cell padding, both sides of a column
+_WORDS = {"cpu": "CPU", "cuda": "CUDA", "gpu": "GPU", "flops": "FLOPs", "pct": "%"}
+
+
+def row_keys(rows: tuple[Mapping[str, Any], ...]) -> list[str]:
+    """Every column of the report in print order (Lightning's `Total` row has no mean duration)."""
+    keys: dict[str, None] = {}
+    for r in sorted(rows, key=len, reverse=True):  # the fullest row has the header's order
+        keys.update((k, None) for k in r if k != "name")
+    return list(keys)
 
 
 def share_column(rows: tuple[Mapping[str, Any], ...]) -> tuple[str, bool] | None:
     """The column a share bar is drawn from: a percentage if printed, else the largest time total."""
-    keys = [k for k in rows[0] if k != "name"] if rows else []
+    keys = row_keys(rows)
     for k in keys:
         if k.endswith("_pct") and ("total" in k or k == "percentage_pct"):
             return k, True
@@ -43,35 +57,113 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def cells_for(profile: Profile) -> tuple[list[str], list[list[Text]], list[list[Any]]]:
+def column_label(key: str, per_cell_units: bool) -> str:
+    """`self_cpu_pct` -> `self CPU %`, `mean_duration_s` -> `mean duration (s)` (`total time`
+    when each cell carries its own unit, as torch.profiler prints them)."""
+    unit = ""
+    if key.endswith("_s"):
+        key, unit = key[:-2], "" if per_cell_units else " (s)"
+    words = [_WORDS.get(w, w) for w in key.split("_")]
+    return " ".join(words) + unit
+
+
+def fmt_seconds_cell(seconds: float, per_cell_units: bool, decimals: int) -> str:
+    """A duration the way the log writes it: torch.profiler gives every cell its own unit
+    (`13.980ms`, `140.000us`, `3.916s`); Lightning writes seconds, so a column stays in seconds
+    with one number of decimals (never `1.40e-04` above `0.01398`)."""
+    if math.isnan(seconds):
+        return "nan"
+    if not per_cell_units:
+        return f"{seconds:.{decimals}f}"
+    a = abs(seconds)
+    if a >= 1:
+        return f"{seconds:.3f}s"
+    if a >= 1e-3:
+        return f"{seconds * 1e3:.3f}ms"
+    return f"{seconds * 1e6:.3f}us"
+
+
+def _decimals(values: list[float]) -> int:
+    """Decimals for a seconds column: the smallest nonzero value keeps two significant digits
+    (at most 6 decimals, fewer for long runs)."""
+    nonzero = [abs(v) for v in values if v and math.isfinite(v)]
+    if not nonzero:
+        return 2
+    digits = 1 - math.floor(math.log10(min(nonzero)))
+    return max(2, min(6, digits))
+
+
+def middle_ellipsis(text: str, width: int) -> str:
+    """Keep both ends (`[Callback]ModelCheckpoint{…}.on_train_epoch_end`): the start says who,
+    the end says which hook."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    head = (width - 1) * 2 // 5
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+def bar_text(frac: float) -> Text:
+    frac = max(0.0, min(1.0, frac))
+    cells = round(frac * BAR)
+    return Text("█" * cells + "░" * (BAR - cells) + f" {100 * frac:5.1f}%", style="cyan", no_wrap=True)
+
+
+@dataclass
+class ProfileCells:
+    """What a profile table shows: headers and cells (the name is shortened at draw time), the raw
+    values the columns sort by, and the index of the share column (None without one)."""
+
+    header: list[str]
+    names: list[str]
+    cells: list[list[Text]]  # every column but the name
+    raw: list[list[Any]]  # every column, name first
+    share_index: int | None
+
+
+def cells_for(profile: Profile) -> ProfileCells:
+    """Name, share bar, then the numeric columns, then any text columns (input shapes...)."""
     rows = profile.rows
-    columns = ["name"] + [k for k in (rows[0] if rows else {}) if k != "name"]
+    keys = row_keys(rows)
+    numeric = [k for k in keys if any(_num(r.get(k)) is not None for r in rows)]
+    text_keys = [k for k in keys if k not in numeric]
+    per_cell = profile.kind == "torch_profiler"
     share = share_column(rows)
-    header = [*columns, "share"] if share else columns
     total = 0.0
     if share and not share[1]:
         total = sum(v for r in rows if (v := _num(r.get(share[0]))) is not None and not math.isnan(v))
-    out, raw = [], []
+    decimals = {k: _decimals([v for r in rows if (v := _num(r.get(k))) is not None]) for k in numeric}
+    header = ["name"] + (["share"] if share else []) + [column_label(k, per_cell) for k in numeric + text_keys]
+    out = ProfileCells(header, [], [], [], 1 if share else None)
     for r in rows:
         line: list[Text] = []
-        values: list[Any] = []
-        for c in columns:
-            v = r.get(c)
-            values.append(v)
-            if (n := _num(v)) is not None:
-                line.append(Text(fmt_num(n), justify="right"))
-            else:
-                line.append(Text("" if v is None else str(v)))
+        values: list[Any] = [str(r.get("name", ""))]
         if share:
             v = _num(r.get(share[0])) or 0.0
             frac = v / 100 if share[1] else (v / total if total else 0.0)
-            frac = max(0.0, min(1.0, frac))
-            cells = round(frac * BAR)
-            line.append(Text("█" * cells + "░" * (BAR - cells) + f" {100 * frac:5.1f}%", style="cyan"))
+            line.append(bar_text(frac))
             values.append(frac)
-        out.append(line)
-        raw.append(values)
-    return header, out, raw
+        for k in numeric:
+            n = _num(r.get(k))
+            values.append(n)
+            if n is None:
+                cell = ""
+            elif k.endswith("_s"):
+                cell = fmt_seconds_cell(n, per_cell, decimals[k])
+            elif k.endswith("_pct"):
+                cell = f"{n:.2f}%"
+            else:
+                cell = fmt_num(n)
+            line.append(Text(cell, justify="right", no_wrap=True))
+        for k in text_keys:
+            v = r.get(k)
+            values.append(v)
+            line.append(Text("" if v is None else str(v), no_wrap=True))
+        out.names.append(values[0])
+        out.cells.append(line)
+        out.raw.append(values)
+    return out
 
 
 def _pct(share: float) -> str:
@@ -127,40 +219,80 @@ class BreakdownBar(Widget):
 
 
 class ProfileTable(DataTable[Text]):
-    """One profile report; `o` (or clicking a header) sorts by the next column."""
+    """One profile report, by share of the time (largest first); `o` (or clicking a header) sorts
+    by the next column. The name column gets what the numbers leave of the width, shortened in
+    the middle; the highlighted row's full name and numbers are in the detail line below."""
 
     BINDINGS = [Binding("o", "sort_next", "Sort")]  # noqa: RUF012
+
+    @dataclass
+    class Detail(Message):
+        table: ProfileTable
+        text: Text
 
     def __init__(self, profile: Profile, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
         self.profile = profile
-        self.header, self.cells, self.raw = cells_for(profile)
-        self.sort_index = -1
+        self.data = cells_for(profile)
+        self.header = self.data.header
+        share = self.data.share_index
+        self.sort_index = share if share is not None else -1
         self.sort_reverse = True
+        self.order = self._sorted() if share is not None else list(range(len(self.data.cells)))
+        self.widths = [
+            max([len(h)] + [c.cell_len for c in (row[i] for row in self.data.cells)])
+            for i, h in enumerate(self.header[1:])
+        ]
+        self.name_width = -1
+
+    def name_width_for(self, width: int) -> int:
+        """What the other columns leave of `width` (at least NAME_MIN, at most the longest name)."""
+        others = sum(w + PAD for w in self.widths)
+        longest = max([len(self.header[0])] + [len(n) for n in self.data.names])
+        room = width - others - PAD - 2  # - the vertical scrollbar
+        return max(NAME_MIN, min(longest, room))
+
+    def on_resize(self, event: Resize) -> None:
+        self._layout(event.size.width)
 
     def on_mount(self) -> None:
-        for i, c in enumerate(self.header):
-            self.add_column(c, key=str(i))
-        self._fill(list(range(len(self.cells))))
+        self._layout(self.size.width or self.app.size.width)
+
+    def _layout(self, width: int) -> None:
+        name_w = self.name_width_for(width)
+        if name_w == self.name_width:
+            return
+        self.name_width = name_w
+        self.clear(columns=True)
+        self.add_column(self.header[0], width=name_w, key="0")
+        for i, (h, w) in enumerate(zip(self.header[1:], self.widths, strict=False), start=1):
+            self.add_column(h, width=w, key=str(i))
+        self._fill(self.order)
 
     def _fill(self, order: list[int]) -> None:
+        self.order = order
         self.clear()
         for i in order:
-            self.add_row(*self.cells[i], key=str(i))
+            name = Text(middle_ellipsis(self.data.names[i], self.name_width), no_wrap=True)
+            self.add_row(name, *self.data.cells[i], key=str(i))
+
+    def _sorted(self) -> list[int]:
+        index = self.sort_index
+
+        def key(i: int) -> tuple[int, Any]:
+            v = self.data.raw[i][index] if index < len(self.data.raw[i]) else None
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return (0, v)
+            return (1, str(v or ""))
+
+        return sorted(range(len(self.data.cells)), key=key, reverse=self.sort_reverse)
 
     def sort_by(self, index: int) -> None:
         if index == self.sort_index:
             self.sort_reverse = not self.sort_reverse
         else:
             self.sort_index, self.sort_reverse = index, index != 0
-
-        def key(i: int) -> tuple[int, Any]:
-            v = self.raw[i][index] if index < len(self.raw[i]) else None
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return (0, v)
-            return (1, str(v or ""))
-
-        self._fill(sorted(range(len(self.cells)), key=key, reverse=self.sort_reverse))
+        self._fill(self._sorted())
 
     def action_sort_next(self) -> None:
         self.sort_by((self.sort_index + 1) % len(self.header))
@@ -169,17 +301,34 @@ class ProfileTable(DataTable[Text]):
         message.stop()
         self.sort_by(int(str(message.column_key.value)))
 
+    def detail(self, index: int) -> Text:
+        """The full name of row `index` and every number, as one line."""
+        out = Text(no_wrap=False)
+        out.append(self.data.names[index], style="bold")
+        for h, c in zip(self.header[1:], self.data.cells[index], strict=False):
+            if c.plain.strip():
+                out.append(f"  {h} ", style="dim")
+                out.append(c.plain.strip())
+        return out
+
+    def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
+        message.stop()
+        if message.row_key.value is not None:
+            self.post_message(self.Detail(self, self.detail(int(message.row_key.value))))
+
 
 class ProfilerPane(VerticalScroll):
     DEFAULT_CSS = """
-    ProfilerPane ProfileTable { height: auto; max-height: 24; margin-bottom: 1; }
+    ProfilerPane ProfileTable { height: auto; max-height: 24; width: 1fr; }
     ProfilerPane .profile-title { background: $boost; padding: 0 1; }
+    ProfilerPane .profile-detail { padding: 0 1; margin-bottom: 1; color: $text-muted; }
     """
 
     def __init__(self, store: Store, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.store = store
         self.count = 0
+        self.details: dict[int, Static] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(Text("no profiler reports in this log", style="dim"), id="profiler-empty")
@@ -198,5 +347,14 @@ class ProfilerPane(VerticalScroll):
             breakdown = profile_breakdown(p)
             if breakdown is not None:
                 self.mount(BreakdownBar(breakdown))
-            self.mount(ProfileTable(p))
+            table = ProfileTable(p)
+            detail = Static(table.detail(table.order[0]) if table.order else Text(), classes="profile-detail")
+            self.details[id(table)] = detail
+            self.mount(table)
+            self.mount(detail)
         self.count = len(profiles)
+
+    def on_profile_table_detail(self, message: ProfileTable.Detail) -> None:
+        detail = self.details.get(id(message.table))
+        if detail is not None:
+            detail.update(message.text)
