@@ -206,3 +206,11 @@ async def test_ranks_tab_flags_only_the_slow_node_s_rank() -> None:
     assert flagged == [f"{slow[0]}/rank {slow[1]}"]  # not the same local rank on the other node
     by_label = {r[0]: _seconds(r[data]) for r in cells}
     assert max(by_label, key=lambda k: by_label[k]) == flagged[0]
+
+
+def test_every_rank_naming_finding_names_the_node_too() -> None:
+    # Local rank 0 exists on both nodes: "data loading on rank 0" would not say which one.
+    out = summary(SRUN_MM)
+    by_kind = {f["kind"]: f for f in out["findings"]}
+    assert "rank 0 on task1" in by_kind["straggler"]["message"]
+    assert "data loading on rank 0 on task1" in by_kind["dataloader_bound"]["message"]

@@ -85,6 +85,19 @@ def _ranks_of(keys: list[RankKey]) -> tuple[int, ...]:
     return tuple(sorted({k.rank for k in keys if k.rank is not None}))
 
 
+def _who(keys: list[RankKey]) -> tuple[tuple[int, ...], tuple[str | None, ...], str]:
+    """Ranks, their nodes and how to name them: `rank 0 on task1` when the log names nodes
+    (local rank numbers repeat on every node), else `ranks 0-3`."""
+    pairs = sorted({(k.host or "", k.rank) for k in keys if k.rank is not None})
+    if not pairs:
+        return (), (), ""
+    if any(h for h, _ in pairs):
+        text = ", ".join(rank_name(r, h or None) for h, r in pairs)
+        return tuple(r for _, r in pairs), tuple(h or None for h, _ in pairs), text
+    ranks = tuple(sorted({r for _, r in pairs}))
+    return ranks, (), _ranks_text(list(ranks))
+
+
 # ------------------------------------------------------------------- crash / stall
 SIGNAL_NAME = re.compile(r"\bSIG[A-Z]+\b")
 SIGNAL_NUMBER = re.compile(r"got signal:?\s*(\d+)")
@@ -334,12 +347,12 @@ def _dataloader_finding(store: Store) -> Finding | None:
     shares = [s for s in data_shares(store) if s.share >= DATA_BOUND]
     if shares:
         worst = max(shares, key=lambda s: s.share)
-        ranks = _ranks_of([s.key for s in shares])
-        who = f" on {_ranks_text(list(ranks))}" if ranks else ""
+        ranks, hosts, named = _who([s.key for s in shares])
+        who = f" on {named}" if named else ""
         if _is_cross_rank(store, worst.key, worst.what):
             # Megatron's `(min, max) time across ranks` timer: the max is the slowest rank's, and
             # the rank that printed it (the last one) says nothing about which rank that is.
-            ranks = ()
+            ranks, hosts = (), ()
             who = " on the slowest rank (max across ranks; the log does not say which)"
         message = (
             f"{worst.share * 100:.0f}% of the step is data loading{who} "
@@ -351,7 +364,7 @@ def _dataloader_finding(store: Store) -> Finding | None:
             return None
         breakdown, data = prof
         profile = breakdown.profile
-        ranks = (profile.rank,) if profile.rank is not None else ()
+        ranks, hosts = ((profile.rank,) if profile.rank is not None else ()), ()
         message = (
             f"{data.share * 100:.0f}% {breakdown.basis} is data loading ({', '.join(data.rows)} in {profile.title})"
         )
@@ -359,7 +372,7 @@ def _dataloader_finding(store: Store) -> Finding | None:
         "raise DataLoader num_workers, enable pin_memory and persistent_workers, or pre-tokenize / cache the "
         "dataset on local disk"
     )
-    return Finding("dataloader_bound", "warning", ranks, (), message, remedy)
+    return Finding("dataloader_bound", "warning", ranks, (), message, remedy, hosts)
 
 
 def _comm_finding(store: Store) -> Finding | None:
@@ -367,8 +380,8 @@ def _comm_finding(store: Store) -> Finding | None:
     if not shares:
         return None
     worst = max(shares, key=lambda s: s.share)
-    ranks = _ranks_of([s.key for s in shares])
-    who = f" on {_ranks_text(list(ranks))}" if ranks else ""
+    ranks, hosts, named = _who([s.key for s in shares])
+    who = f" on {named}" if named else ""
     message = (
         f"{worst.share * 100:.0f}% of the step is communication{who} "
         f"({worst.what.replace('_', ' ').replace('+', ' + ')}: {fmt_seconds(worst.seconds)} of "
@@ -379,7 +392,7 @@ def _comm_finding(store: Store) -> Finding | None:
         "(DeepSpeed overlap_comm, Megatron --overlap-grad-reduce), and check that NCCL uses the fast interconnect "
         "(NCCL_DEBUG=INFO)"
     )
-    return Finding("comm_bound", "warning", ranks, (), message, remedy)
+    return Finding("comm_bound", "warning", ranks, (), message, remedy, hosts)
 
 
 def _slowdown_finding(store: Store) -> Finding | None:

@@ -50,7 +50,10 @@ def source_line(
     modes = sorted({s.follow_mode for s in sources if s.follow_mode})
     out.append("  follow: ", style="dim")
     out.append(", ".join(modes) if modes else "read once")
-    ages = [(now_wall - (s.last_data_wall or s.mtime or 0), s) for s in sources if s.last_data_wall or s.mtime]
+    # A file's own mtime says when it was written (not when we read it: a 2020 log opened now is
+    # not "written 9s ago"); stdin has no mtime, so there the arrival time is all there is.
+    written = [(s.mtime if s.mtime is not None else s.last_data_wall, s) for s in sources]
+    ages = [(max(0.0, now_wall - w), s) for w, s in written if w]
     if ages:
         newest = min(ages, key=lambda a: a[0])
         out.append("  last write: ", style="dim")
