@@ -101,6 +101,11 @@ class Parser(ABC):
     def finish(self, out: Emitter) -> None:  # noqa: B027 - optional hook
         """End of input: release anything held for a multi-line block."""
 
+    def segment_ends(self, out: Emitter) -> None:  # noqa: B027 - optional hook
+        """A new attempt of the run begins (relaunch, restart): release what belongs to the old
+        one — a finished traceback held in case a chained one follows — so it keeps its attempt,
+        its step and its place before the `restart` event."""
+
     def bulk_template(self, text: str) -> BulkTemplate | None:
         """Called right after this parser understood `text` (catch-up only): the exact shape of
         such lines, so history can be read in bulk (see `parsers/bulk.py`). None: per line."""

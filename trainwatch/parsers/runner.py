@@ -902,6 +902,14 @@ class SourceParser:
                     self._launches = self._banners[host]
 
     def _new_segment(self, step: int | None, why: str, severity: Severity, at: _PendingStep | None = None) -> None:
+        current = self._current_parser
+        for parser in self.parsers:  # what the old attempt still holds is released in it
+            self._current_parser = parser.name
+            try:
+                parser.segment_ends(self)
+            except Exception:
+                self.stats.parser_errors += 1
+        self._current_parser = current
         self._attempt += 1
         self._restart_armed = False
         self._seen_unranked.clear()

@@ -255,6 +255,9 @@ class EventsParser(Parser):
                 self._emit_traceback(tb, out)
                 del self._tracebacks[key]
 
+    def segment_ends(self, out: Emitter) -> None:
+        self.at_eof(out)  # a chain never spans a relaunch
+
     def finish(self, out: Emitter) -> None:
         for tb in self._tracebacks.values():
             if tb.exceptions:
