@@ -399,8 +399,8 @@ class TrainwatchApp(App[None]):
         target = targets.get(tab)
         if target is not None:
             self.main.query_one(target).focus()
-        elif tab == "profiler":
-            self.main.query_one(ProfilerPane).focus()
+        elif tab == "profiler":  # its tables hold the keys (`o` sorts): the first one, if any
+            self.main.query_one(ProfilerPane).focus_table()
         elif tab == "phases":
             self.main.query_one(PhaseTrend).focus()
         else:

@@ -11,8 +11,10 @@ import statistics
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import gt
 
 from trainwatch.records import Event
+from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
 
 # Charts shown by default, in this order, when the log has them.
@@ -102,10 +104,59 @@ class Trace:
     label: str
     xs: array
     ys: array
+    # The step this rank's current attempt started at, when its series went back (a relaunch
+    # into the same file): the chart shows that attempt only, as the header and ranks do.
+    restart_step: float | None = None
+
+
+RESTART_CHUNK = 4096
+
+
+def restart_index(steps: Sequence[float]) -> int:
+    """Index of the first point of the last run segment: after the last step that went back
+    (by more than one, as `Store.latest_step` judges a relaunch); 0 when it never did.
+
+    Searched from the end in chunks, each checked at C level (`map(gt, ...)`), so a series
+    that only goes up costs one C pass and no Python loop per point."""
+    end = len(steps)
+    while end > 1:
+        start = max(0, end - RESTART_CHUNK)
+        chunk = steps[start:end]
+        if any(map(gt, chunk, chunk[1:])):
+            for i in range(len(chunk) - 1, 0, -1):
+                if chunk[i] < chunk[i - 1] - 1:
+                    return start + i
+        end = start + 1  # the next chunk ends with this one's first point: no pair is skipped
+    return 0
+
+
+# Series -> (the series, count, compactions, restart index) when last looked at: new points
+# are then all that is searched (a series only grows; compaction moves indices: search again).
+_restarts: dict[int, tuple[Series, int, int, int]] = {}
+
+
+def series_restart(s: Series) -> int:
+    """`restart_index(s.steps)`, searching only the points added since the last call."""
+    seen = _restarts.get(id(s))
+    n = len(s.steps)
+    if seen is not None and seen[0] is s and seen[2] == s.compactions and seen[1] <= s.count:
+        new = s.count - seen[1]
+        if new == 0:
+            return seen[3]
+        start = max(0, n - new - 1)  # with the last point seen: a step back at the seam counts
+        found = restart_index(s.steps[start:])
+        index = start + found if found else seen[3]
+    else:
+        index = restart_index(s.steps)
+    if len(_restarts) > 4096:  # series of stores gone (tests, reloads): forget them all
+        _restarts.clear()
+    _restarts[id(s)] = (s, s.count, s.compactions, index)
+    return index
 
 
 def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool) -> tuple[list[Trace], bool]:
-    """Copies of every rank's series for one metric. Returns (traces, wall_time_used)."""
+    """Copies of every rank's series for one metric, its current attempt only (the points
+    after its step last went back). Returns (traces, wall_time_used)."""
     with store.lock:
         found = store.series_for(name)
         many = len({k.source for k in found}) > 1
@@ -113,18 +164,21 @@ def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool
         copies = []
         for key in sorted(found, key=key_order):
             s = found[key]
-            sl = slice(-last_n, None) if last_n else slice(None)
-            copies.append((rank_label(key, many, hosts), s.steps[sl], s.values[sl], s.times[sl]))
-    use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t in copies)
+            cut = series_restart(s)
+            restart = s.steps[cut] if cut else None
+            first = max(cut, len(s.steps) - last_n) if last_n else cut
+            sl = slice(first, None)
+            copies.append((rank_label(key, many, hosts), s.steps[sl], s.values[sl], s.times[sl], restart))
+    use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t, _ in copies)
     traces: list[Trace] = []
-    for label, steps, values, times in copies:
+    for label, steps, values, times, restart in copies:
         if use_time:
             keep = [i for i, t in enumerate(times) if not math.isnan(t)]
             xs = array("d", (times[i] for i in keep))
             ys = array("d", (values[i] for i in keep))
         else:
             xs, ys = steps, values
-        traces.append(Trace(label, xs, ys))
+        traces.append(Trace(label, xs, ys, restart))
     return traces, use_time
 
 

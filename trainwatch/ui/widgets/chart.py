@@ -144,6 +144,9 @@ def legend(traces: list[Trace], name: str, smoothing: float) -> Text:
         out.append(f" {fmt_num(trace.ys[-1])}  ", style="bold")
     if len(shown) > MAX_LEGEND:
         out.append(f"+{len(shown) - MAX_LEGEND} ranks  ", style="dim")
+    restarts = [t.restart_step for t in shown if t.restart_step is not None]
+    if restarts:  # earlier attempts are not drawn: say so, so nothing looks lost
+        out.append(f"since restart at step {fmt_num(min(restarts))}  ", style="yellow")
     if name in SMOOTHED and smoothing > 0:
         out.append(f"EMA {smoothing:g} (grey: min/max)", style="dim")
     return out
@@ -162,6 +165,8 @@ class Chart(Widget):
         self._key: tuple[object, ...] | None = None
         self._plot: Text = Text("no data yet", style="dim")
         self._legend: Text = Text()
+        self._inputs: _Inputs | None = None
+        self._drawn_size: tuple[int, int] = (0, 0)
         self.border_title = title_for(metric)
         self.renders = 0  # how many times the plot was rebuilt (tests: no redraw when idle)
 
@@ -169,6 +174,7 @@ class Chart(Widget):
         self.metric = metric
         self.border_title = title_for(metric)
         self._key = None
+        self._inputs = None
 
     def update_from(self, store: Store, options: ChartOptions, marks: list[float] | None = None) -> bool:
         """Rebuild the plot if its data, size or options changed. True if it did."""
@@ -176,9 +182,13 @@ class Chart(Widget):
         if w <= 0 or h <= 0 or not self.display:
             return False
         version = chart_version(store, self.metric)
-        key = (self.metric, version, w, h, options, tuple(marks or ()))
+        key = (self.metric, version, options, tuple(marks or ()))
         if key == self._key:
-            return False
+            if (w, h) == self._drawn_size:
+                return False
+            self._draw(w, h)  # same data, new size: no store access
+            self.refresh()
+            return True
         self._key = key
         traces, used_time = chart_traces(store, self.metric, last_n=options.last_n, wall_time=options.wall_time)
         x_label = ""
@@ -192,20 +202,62 @@ class Chart(Widget):
             marks = None
         elif options.wall_time:
             x_label = "step (no timestamps in log)"
-        try:
-            self._plot = render_chart(traces, w, h - 1, name=self.metric, options=options, marks=marks, x_label=x_label)
-        except Exception as exc:  # a plotting corner case must not take the dashboard down
-            self._plot = Text(f"cannot draw this chart: {exc.__class__.__name__}: {exc}", style="dim")
-        self._legend = legend(traces, self.metric, options.smoothing)
-        self.renders += 1
+        self._inputs = _Inputs(traces, options, marks, x_label)
+        self._draw(w, h)
         self.refresh()
         return True
 
+    def _draw(self, w: int, h: int) -> None:
+        """Plot the cached traces at w x h cells (the legend takes the last line)."""
+        inputs = self._inputs
+        if inputs is None:
+            return
+        self._drawn_size = (w, h)
+        try:
+            self._plot = render_chart(
+                inputs.traces,
+                w,
+                h - 1,
+                name=self.metric,
+                options=inputs.options,
+                marks=inputs.marks,
+                x_label=inputs.x_label,
+            )
+        except Exception as exc:  # a plotting corner case must not take the dashboard down
+            self._plot = Text(f"cannot draw this chart: {exc.__class__.__name__}: {exc}", style="dim")
+        self._legend = legend(inputs.traces, self.metric, inputs.options.smoothing)
+        self.renders += 1
+
+    def _fit(self) -> bool:
+        """After a resize the plot is redrawn at the new size at once: the app's next chart
+        tick may run before the layout settles (a plot built for the old size wraps or leaves
+        the panel mostly empty until some other action redraws it)."""
+        w, h = self.content_size.width, self.content_size.height
+        if w > 0 and h > 0 and self._inputs is not None and (w, h) != self._drawn_size:
+            self._draw(w, h)
+            return True
+        return False
+
+    def on_resize(self) -> None:
+        if self._fit():
+            self.refresh()
+
     def render(self) -> Text:
+        self._fit()
         out = self._plot.copy()
         out.append("\n")
         out.append_text(self._legend)
         return out
+
+
+@dataclass
+class _Inputs:
+    """What the last plot was drawn from, to draw it again at another size."""
+
+    traces: list[Trace]
+    options: ChartOptions
+    marks: list[float] | None
+    x_label: str
 
 
 def overflow_steps(store: Store) -> list[float]:

@@ -352,7 +352,17 @@ class ProfilerPane(VerticalScroll):
             self.details[id(table)] = detail
             self.mount(table)
             self.mount(detail)
+        if not self.count and profiles and self.has_focus:  # shown before its first report arrived
+            self.call_after_refresh(self.focus_table)
         self.count = len(profiles)
+
+    def focus_table(self) -> None:
+        """Focus the first table (its `o` Sort shows in the footer), or the pane while it has none."""
+        tables = self.query(ProfileTable)
+        if tables:
+            tables.first().focus()
+        else:
+            self.focus()
 
     def on_profile_table_detail(self, message: ProfileTable.Detail) -> None:
         detail = self.details.get(id(message.table))

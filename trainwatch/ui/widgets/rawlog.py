@@ -33,6 +33,16 @@ def snapshot_ring(state: SourceState) -> Lines:
     return []
 
 
+def last_index(lines: Lines, no: int) -> int | None:
+    """Where line `no` is, the last copy of it: after a truncation the ring holds the old
+    lines 1..K, the `file truncated` marker, then the new lines 1.. — the file as it is now
+    is the last copy."""
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i][0] == no:
+            return i
+    return None
+
+
 class LogPane(Vertical):
     BINDINGS = [  # noqa: RUF012
         Binding("slash", "search", "Search"),
@@ -145,7 +155,8 @@ class LogPane(Vertical):
         log = self.log_widget
         self._unwritten = []
         log.clear()
-        log.write_lines([fmt_line(no, t, no == mark) for no, t in self.shown], scroll_end=self.following)
+        at = last_index(self.shown, mark) if mark is not None else None
+        log.write_lines([fmt_line(no, t, i == at) for i, (no, t) in enumerate(self.shown)], scroll_end=self.following)
         self._recompute_matches()
         self._status()
 
@@ -275,12 +286,12 @@ class LogPane(Vertical):
         self.log_widget.auto_scroll = False
         self.log_widget.focus()
         ring = snapshot_ring(state) if state else []
-        if ring and ring[0][0] <= line <= ring[-1][0]:
+        if ring and (last_index(ring, line) is not None or ring[0][0] <= line <= ring[-1][0]):
             self.context_of = None
             self.filter = ""
             self._rebuild(ring, mark=line)
-            idx = next((i for i, (no, _) in enumerate(self.shown) if no == line), len(self.shown) - 1)
-            self.call_after_refresh(self._scroll_if_paused, idx)
+            idx = last_index(self.shown, line)
+            self.call_after_refresh(self._scroll_if_paused, len(self.shown) - 1 if idx is None else idx)
         elif state is not None and state.path:
             self.context_of = line
             self._status()
