@@ -29,7 +29,7 @@ def check_line(store: Store, stall_after: float | None = None, now: float | None
     if status.state == "finished":
         return OK, f"finished: {status.reason}"
     parts = [f"step {status.last_step}" + (f" of {status.total_steps}" if status.total_steps else "")]
-    pace = status.step_time_s if not math.isnan(status.step_time_s) else status.sec_per_step
+    pace = status.pace_s
     if not math.isnan(pace):
         parts.append(f"{fmt_seconds(pace)}/step")
     eta = eta_s(status)

@@ -87,6 +87,11 @@ class RunStatus:
     stall_after_s: float = math.nan
     failure: Event | None = None  # the event that ended (crashed) or hung (stalled) the run
 
+    @property
+    def pace_s(self) -> float:
+        """Seconds per step to show: the step time the log prints, else the observed cadence."""
+        return self.step_time_s if not math.isnan(self.step_time_s) else self.sec_per_step
+
 
 def cadence(store: Store, key: RankKey) -> Cadence:
     obs = list(store.observations.get(key, ()))

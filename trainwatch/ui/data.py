@@ -17,24 +17,6 @@ from trainwatch.records import Event
 from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
 
-# Charts shown by default, in this order, when the log has them.
-DEFAULT_CHARTS = (
-    "loss",
-    "step_time_s",
-    "lr",
-    "samples_per_s",
-    "running_avg_samples_per_s",
-    "samples_per_s_per_gpu",
-    "tokens_per_s",
-    "tokens_per_s_per_gpu",
-    "tflops",
-    "mfu_pct",
-    "grad_norm",
-    "loss_scale",
-    "eval_loss",
-    "mem_gib",
-    "data_time_s",
-)
 # Throughput metrics, best first. DeepSpeed's timer.py prints only `SamplesPerSec` (a running
 # average, stored as running_avg_samples_per_s) in some versions: it is shown under its own name.
 THROUGHPUT = (
@@ -45,6 +27,18 @@ THROUGHPUT = (
     "tokens_per_s_per_gpu",
     "tflops",
     "mfu_pct",
+)
+# Charts shown by default, in this order, when the log has them.
+DEFAULT_CHARTS = (
+    "loss",
+    "step_time_s",
+    "lr",
+    *THROUGHPUT,
+    "grad_norm",
+    "loss_scale",
+    "eval_loss",
+    "mem_gib",
+    "data_time_s",
 )
 # Of each family the dashboard charts only the best one the log has (one chart for samples/s).
 RATE_FAMILIES = (

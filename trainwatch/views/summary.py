@@ -241,7 +241,7 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
         line = Text(f"step {status.last_step}")
         if status.total_steps:
             line.append(f" of {status.total_steps} ({status.last_step / status.total_steps * 100:.1f}%)")
-        pace = status.step_time_s if not math.isnan(status.step_time_s) else status.sec_per_step
+        pace = status.pace_s
         if not math.isnan(pace):
             line.append(f", {fmt_seconds(pace)}/step")
         eta = eta_s(status)

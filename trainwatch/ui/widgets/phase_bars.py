@@ -49,6 +49,19 @@ def phase_colour(names: list[str], name: str) -> str:
     return f"color({COLOURS[names.index(name) % len(COLOURS)]})"
 
 
+def append_legend(out: Text, items: list[tuple[str, str]], colour_names: list[str], width: int) -> None:
+    """`■ label` per phase in its colour, wrapped to `width` (both phase views use it)."""
+    used = 0
+    for n, label in items:
+        size = len(label) + 4
+        if used and used + size > width:
+            out.append("\n")
+            used = 0
+        out.append("■ ", style=phase_colour(colour_names, n))
+        out.append(label + "  ")
+        used += size
+
+
 def render_phases(rows: list[PhaseRow], width: int, max_rows: int | None = None) -> Text:
     if not rows:
         return Text("no per-phase timings in this log (DeepSpeed wall_clock_breakdown, Megatron timers)", style="dim")
@@ -73,15 +86,7 @@ def render_phases(rows: list[PhaseRow], width: int, max_rows: int | None = None)
     items = [(n, f"{phase_label(n)} {100 * first.phases[n] / base:.0f}%") for n in names if n in first.phases]
     if other > 0:
         items.append((OTHER, f"other {100 * other / base:.0f}%"))
-    used = 0
-    for n, label in items:
-        size = len(label) + 4
-        if used and used + size > width:
-            out.append("\n")
-            used = 0
-        out.append("■ ", style=phase_colour(names, n))
-        out.append(label + "  ")
-        used += size
+    append_legend(out, items, names, width)
     shown = rows if max_rows is None else rows[:max_rows]
     for r, total in zip(shown, totals, strict=False):
         out.append("\n")

@@ -20,7 +20,7 @@ from trainwatch.store.store import RankKey, Store
 from trainwatch.ui.data import rank_label
 from trainwatch.ui.format import fmt_duration
 from trainwatch.ui.widgets.chart import short_num
-from trainwatch.ui.widgets.phase_bars import OTHER, ordered_phases, phase_colour, phase_label
+from trainwatch.ui.widgets.phase_bars import OTHER, append_legend, ordered_phases, phase_colour, phase_label
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 Y_LABEL = 8  # "4m 05s ┤"
@@ -132,16 +132,7 @@ def trend_legend(names: list[str], buckets: list[TrendBucket | None], width: int
         v = statistics.median(vs)
         return fmt_duration(v) if seconds else f"{100 * v:.0f}%"
 
-    used = 0
-    for n in order:
-        label = f"{phase_label(n)} {value(early, n)} → {value(late, n)}"
-        size = len(label) + 4
-        if used and used + size > width:
-            out.append("\n")
-            used = 0
-        out.append("■ ", style=phase_colour(order, n))
-        out.append(label + "  ")
-        used += size
+    append_legend(out, [(n, f"{phase_label(n)} {value(early, n)} → {value(late, n)}") for n in order], order, width)
     return out
 
 
