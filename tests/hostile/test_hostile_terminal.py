@@ -13,19 +13,13 @@ request) must appear in no escape sequence, and no clipboard write or 8-bit cont
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import select
-import signal
-import struct
-import sys
-import termios
 import time
 from pathlib import Path
 
 import pytest
+from pty_app import read_available, reap, spawn
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "hostile__megatron_osc52_title_markup.log"
 ROWS, COLS = 40, 120
@@ -45,58 +39,33 @@ _CSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 PAYLOADS = (b"aGVsbG8=", b"pwned", b"+q544e", b"544e")
 
 
-def _read_available(fd: int, out: bytearray, seconds: float) -> bool:
-    """Collect output for `seconds`; False once the child closed the terminal."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.05)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            out += chunk
-    return True
-
-
 def _run_dashboard(log: Path) -> tuple[bytes, int | None]:
     """Run `trainwatch LOG` in a pty; returns everything it wrote and its exit status after `q`
     (None: still running 5 s after `q`, then killed)."""
-    pid, fd = pty.fork()
-    if pid == 0:  # child: a 120x40 xterm, then the real command
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TEXTUAL")}
-        env.update(TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS))
-        os.execve(sys.executable, [sys.executable, "-m", "trainwatch", str(log)], env)
+    pid, fd = spawn([str(log)], ROWS, COLS, {"TERM": "xterm-256color"}, drop=("NO_COLOR", "TEXTUAL"))
     out = bytearray()
     status: int | None = None
     try:
-        alive = _read_available(fd, out, 4.0)
+        alive = read_available(fd, out, 4.0)
         os.write(fd, b"4")  # the raw log tab: every hostile line rendered as text
-        alive = alive and _read_available(fd, out, 1.5)
+        alive = alive and read_available(fd, out, 1.5)
         with log.open("ab") as f:
             f.write(LIVE)
-        alive = alive and _read_available(fd, out, 2.5)
+        alive = alive and read_available(fd, out, 2.5)
         if alive:
             os.write(fd, b"q")
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline:
-                alive = _read_available(fd, out, 0.1) and alive
+                alive = read_available(fd, out, 0.1) and alive
                 done, raw = os.waitpid(pid, os.WNOHANG)
                 if done:
                     status = os.waitstatus_to_exitcode(raw)
                     break
     finally:
         if status is None:
-            done, raw = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = os.waitstatus_to_exitcode(raw)
-            else:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-        os.close(fd)
+            status = reap(pid, fd)
+        else:
+            os.close(fd)
     return bytes(out), status
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS, SAMPLES, SEEDS, seed
+from _perf_corpus import DS_LINE, ITER_LINE, TIMERS_LINE, real_logs
+from conftest import seed
 
 from trainwatch import pipeline as pipeline_module
 from trainwatch.lines.assembler import Line
@@ -36,22 +37,9 @@ from trainwatch.views.summary import summary_json
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import make_big_log  # tests/bench/make_big_log.py
 
-LOGS = sorted(
-    [p for p in SEEDS.glob("*") if p.is_file()]
-    + [p for p in REAL_LOGS.glob("*") if p.is_file()]
-    + [p for p in SAMPLES.glob("*.log") if p.is_file()]
-)
+LOGS = real_logs("*.log")
 
-# Real lines, /work/shared/seeds/004 (DeepSpeed ZeRO + Megatron-LM GPT-2).
-DS_LINE = "rank=0 time (ms) | optimizer_gradients: 18.83 | optimizer_step: 132.81 | optimizer_allgather: 21.99"
-ITER_LINE = (
-    " iteration        5/ 1000000 | elapsed time per iteration (ms): 1196.2 | learning rate 7.500E-08 |"
-    " lm loss 1.098990E+01 | loss scale 4096.0 |"
-)
-TIMERS_LINE = (
-    "time (ms) | forward: 567.42 | backward: 516.25 | allreduce: 0.00 | optimizer: 112.33 |"
-    " batch generator: 224.32 | data loader: 222.92"
-)
+# DS_LINE, ITER_LINE, TIMERS_LINE: real seed-004 lines (_perf_corpus.py).
 STEP_LINE = (
     "[2020-12-12 00:01:20,672] [INFO] [logging.py:60:log_dist] [Rank 0] step=100, skipped=0,"
     " lr=[1.5e-06, 1.5e-06], mom=[(0.9, 0.999), (0.9, 0.999)]"

@@ -16,7 +16,7 @@ from array import array
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, SAMPLES, SEEDS
+from _perf_corpus import DS_LINE, ITER_LINE, TIMERS_LINE, real_logs
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.formats import deepspeed, megatron
@@ -26,22 +26,9 @@ from trainwatch.pipeline import Pipeline
 from trainwatch.records import Record, to_dict
 from trainwatch.store.series import Series
 
-LOGS = sorted(
-    [p for p in SEEDS.glob("*") if p.is_file()]
-    + [p for p in REAL_LOGS.glob("*") if p.is_file()]
-    + [p for p in SAMPLES.glob("*") if p.is_file()]
-)
+LOGS = real_logs("*")
 
-# Real lines, /work/shared/seeds/004 (DeepSpeed ZeRO + Megatron-LM GPT-2).
-DS_LINE = "rank=0 time (ms) | optimizer_gradients: 18.83 | optimizer_step: 132.81 | optimizer_allgather: 21.99"
-ITER_LINE = (
-    " iteration        5/ 1000000 | elapsed time per iteration (ms): 1196.2 | learning rate 7.500E-08 |"
-    " lm loss 1.098990E+01 | loss scale 4096.0 |"
-)
-TIMERS_LINE = (
-    "time (ms) | forward: 567.42 | backward: 516.25 | allreduce: 0.00 | optimizer: 112.33 |"
-    " batch generator: 224.32 | data loader: 222.92"
-)
+# DS_LINE, ITER_LINE, TIMERS_LINE: real seed-004 lines (_perf_corpus.py).
 # DeepSpeed log_dist form: saforem2/vault train-deepspeed-thetaGPU.md (shared/real_logs).
 DS_LOG_DIST = (
     "[2022-02-08 17:31:00,366] [INFO] [logging.py:60:log_dist] [Rank 0] rank=0 time (ms) | forward: 6475.32 |"

@@ -9,19 +9,12 @@ can fail. Log: sample_logs/megatron__gpt2_deepspeed.log (trimmed seed 004).
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import select
-import signal
-import struct
-import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
+from pty_app import read_available, reap, spawn
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "megatron__gpt2_deepspeed.log"
 ROWS, COLS = 40, 120
@@ -53,42 +46,17 @@ def hues(out: bytes) -> list[str]:
 
 def _run(args: list[str], no_color: bool, keys: tuple[tuple[float, bytes], ...]) -> bytes:
     """Run `python -m trainwatch ARGS` in a 120x40 xterm-256color pty; send each key after its wait."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TEXTUAL", "FORCE_COLOR")}
-        env.update(TERM="xterm-256color", COLUMNS=str(COLS), LINES=str(ROWS), COLORTERM="truecolor")
-        if no_color:
-            env["NO_COLOR"] = "1"
-        os.execve(sys.executable, [sys.executable, "-m", "trainwatch", *args], env)
+    env = {"TERM": "xterm-256color", "COLORTERM": "truecolor", **({"NO_COLOR": "1"} if no_color else {})}
+    pid, fd = spawn(args, ROWS, COLS, env, drop=("NO_COLOR", "TEXTUAL", "FORCE_COLOR"))
     out = bytearray()
-
-    def read_for(seconds: float) -> bool:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.05)
-            if ready:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    return False
-                if not chunk:
-                    return False
-                out.extend(chunk)
-        return True
-
     try:
         for wait, key in keys:
-            if not read_for(wait):
+            if not read_available(fd, out, wait):
                 break
             os.write(fd, key)
-        read_for(2.0)
+        read_available(fd, out, 2.0)
     finally:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if not done:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(fd)
+        reap(pid, fd)
     return bytes(out)
 
 

@@ -1,0 +1,55 @@
+"""The real `trainwatch` in a pseudo-terminal, for tests that check the bytes it sends to it."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from collections.abc import Iterable, Mapping
+
+
+def spawn(args: list[str], rows: int, cols: int, env: Mapping[str, str], drop: Iterable[str] = ()) -> tuple[int, int]:
+    """`python -m trainwatch ARGS` in a ROWSxCOLS pty with `env` on top of ours (less `drop`):
+    (pid, the terminal's fd)."""
+    pid, fd = pty.fork()
+    if pid == 0:  # child: size the terminal, then the real command
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        full = {k: v for k, v in os.environ.items() if k not in set(drop)}
+        full.update(env, COLUMNS=str(cols), LINES=str(rows))
+        os.execve(sys.executable, [sys.executable, "-m", "trainwatch", *args], full)
+    return pid, fd
+
+
+def read_available(fd: int, out: bytearray, seconds: float) -> bool:
+    """Collect output for `seconds`; False once the child closed the terminal."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.05)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            out += chunk
+    return True
+
+
+def reap(pid: int, fd: int) -> int | None:
+    """The child's exit code if it has ended, else None after killing it; closes the terminal."""
+    try:
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(raw)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return None
+    finally:
+        os.close(fd)
