@@ -114,7 +114,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     type=float,
     default=None,
     help="Seconds between two full reads of a polled file (default 0.25); a file that grew in the last"
-    " 10 s is also stat-checked every 0.05 s.",
+    " 10 s is also stat-checked every 0.05 s, a file that stays quiet is read less often (at most 1 s apart).",
 )
 @click.pass_context
 def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
@@ -178,7 +178,8 @@ def check(paths: tuple[str, ...], stall_after: float | None) -> None:
     type=float,
     default=None,
     help="With --follow: seconds between two full reads of a polled file (default 0.25); a file that grew"
-    " in the last 10 s is also stat-checked every 0.05 s.",
+    " in the last 10 s is also stat-checked every 0.05 s, a file that stays quiet is read less often (at most"
+    " 1 s apart).",
 )
 def export(
     paths: tuple[str, ...], fmt: str, follow: bool, output: str | None, poll: bool, poll_interval: float | None
@@ -202,6 +203,7 @@ def export(
 
     def _stop(_signum: int, _frame: Any) -> None:
         stop.set()
+        pipeline.wake()
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)

@@ -4,8 +4,8 @@ The pipeline never touches the UI: it hands batches of records to its sinks (the
 exporter) and keeps each source's `SourceState` up to date in the store.
 
 Following: local sources are read when inotify (a background thread watching their parent
-directories) wakes the loop, and stat-polled every `SAFETY_POLL_S` in case a change was
-missed; sources on network filesystems, or all with `force_poll`, are polled every
+directories) wakes the loop, and stat-polled every `SAFETY_POLL_S` (spread out when there are
+hundreds) in case a change was missed; sources on network filesystems, or all with `force_poll`, are polled every
 `poll_interval`. Every round gives each source at most `ROUND_BUDGET` bytes, so a
 multi-GB backlog in one file never holds back the live lines of the others.
 
@@ -18,6 +18,7 @@ lines of known hot shapes into column blocks the store appends in one call per s
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import threading
 import time
@@ -36,12 +37,15 @@ from trainwatch.store.store import SourceState, Store
 
 BatchSink = Callable[[list[Record]], None]
 POLL_INTERVAL_S = 0.25  # polling sources (network filesystems, --poll)
-SAFETY_POLL_S = 1.0  # inotify sources: stat anyway this often
+SAFETY_POLL_S = 1.0  # inotify sources: stat anyway this often...
+SAFETY_POLLS_PER_S = 100  # ...or less often with many files: at most this many such stats a second
+SAFETY_TICK_S = 0.25  # safety polls fall on this grid
 ROUND_BUDGET = 1024 * 1024  # bytes per source per round while following
 TORN_LINE_QUIET_S = 2.0
 REDISCOVER_EVERY_S = 2.0
+REDISCOVER_WATCHED_S = 10.0  # when inotify watches the directories (new files wake the loop)
 REDISCOVER_MIN_GAP_S = 0.1
-MAX_SLEEP_S = 0.25  # a stop event set by a signal handler is seen within this
+MAX_SLEEP_S = 1.0  # longest sleep of the follow loop; `wake()` cuts it short (stop, signals)
 BULK_MIN_BYTES = 256 * 1024  # reads at least this large (catch-up) go through the bulk path
 
 
@@ -280,6 +284,7 @@ class Pipeline:
         self.problems: list[str] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._watched_patterns: set[str] = set()
         self._thread: threading.Thread | None = None
         self._patterns: set[str] = set()
         self._watcher: DirWatcher | None = None
@@ -429,11 +434,39 @@ class Pipeline:
                 (recursive if deep else flat).add(os.path.abspath(root))
         return flat, recursive
 
+    def _watches_everything(self) -> bool:
+        """inotify reports new files under every directory and glob given (so rediscovery is
+        only a safety net): a healthy watcher, no polling, no network filesystem, no PATH
+        still waiting to appear."""
+        watcher = self._watcher
+        if watcher is None or watcher.error or self.force_poll:
+            return False
+        if any(r.tail is not None and not r.tail.opened_once for r in self.readers.values()):
+            return False
+        return self._watched_patterns == self._patterns
+
     def _update_watch(self) -> None:
         if self._watcher is not None:
             flat, recursive = self._watch_dirs()
+            # the directories and globs whose roots inotify now covers (not on a network filesystem)
+            roots = {p: p if os.path.isdir(p) else _glob_root(p)[0] for p in self._patterns}
+            self._watched_patterns = {p for p, root in roots.items() if os.path.abspath(root) in flat | recursive}
             if self._watcher.set_dirs(flat, recursive) and self._patterns:
                 self._rediscover_now = True  # what appeared while the new watch was starting
+
+    def wake(self) -> None:
+        """Wake the follow loop now: a stop event set from outside (a signal handler) is seen at once."""
+        self._wake.set()
+
+    def _safety_poll_s(self) -> float:
+        """How often an inotify-watched file is stat-checked anyway: 1 s, or spread so that 256
+        per-rank files cost at most SAFETY_POLLS_PER_S stats a second (2.6 s apart)."""
+        return max(SAFETY_POLL_S, len(self.readers) / SAFETY_POLLS_PER_S)
+
+    def _safety_due(self, now: float) -> float:
+        """The next safety poll, on a grid of SAFETY_TICK_S: hundreds of files come due together
+        in a few wake-ups a second, not one wake-up (and a pass over every reader) each."""
+        return math.ceil((now + self._safety_poll_s()) / SAFETY_TICK_S) * SAFETY_TICK_S
 
     def _on_change(self, paths: set[str]) -> None:
         if any(p not in self.readers for p in paths):  # a new file, or a directory a PATH waits for
@@ -517,7 +550,7 @@ class Pipeline:
                     continue
                 if reader.event_driven and not woken and reader.quiet():
                     # inotify's safety poll of an unchanged file (a change would have woken us)
-                    reader.next_due = now + SAFETY_POLL_S
+                    reader.next_due = self._safety_due(now)
                     continue
                 clock = None if reader.event_driven else self._poll_clock(reader)
                 if clock is not None and clock.stat_is_enough(now) and reader.quiet():
@@ -530,7 +563,7 @@ class Pipeline:
                 elif clock is not None:
                     reader.next_due = clock.after_read(now, reader.state.last_data_monotonic != seen)
                 else:
-                    reader.next_due = now + SAFETY_POLL_S
+                    reader.next_due = self._safety_due(now)
                 active = active or reader.state.last_data_monotonic != seen
             if self._watcher is not None and self._watcher.error and not watcher_failed:
                 watcher_failed = True
@@ -538,7 +571,8 @@ class Pipeline:
                     self._set_mode(reader)
             now = time.monotonic()
             if self._patterns or any(r.tail is not None and not r.tail.opened_once for r in self.readers.values()):
-                due = now - last_discovery >= REDISCOVER_EVERY_S
+                every = REDISCOVER_WATCHED_S if self._watches_everything() else REDISCOVER_EVERY_S
+                due = now - last_discovery >= every
                 asked = self._rediscover_now and now - last_discovery >= REDISCOVER_MIN_GAP_S
                 if due or asked:
                     self._rediscover_now = False
@@ -552,7 +586,7 @@ class Pipeline:
                 self._wake.clear()
                 continue
             pending = [r.next_due for r in self.readers.values() if not r.finished]
-            timeout = min(pending, default=now + SAFETY_POLL_S) - now
+            timeout = min(pending, default=now + self._safety_poll_s()) - now
             if self._rediscover_now:
                 timeout = min(timeout, REDISCOVER_MIN_GAP_S)
             woken = self._wake.wait(min(max(timeout, 0.005), MAX_SLEEP_S))

@@ -15,6 +15,8 @@ starts it; a thread drains (and timestamps) everything it draws.
    redraw counts as shown when a later step is). Both clocks are CLOCK_MONOTONIC.
    Run with inotify and with --poll (default interval).
 3. busy CPU: as 1, while a writer appends 1000 Megatron lines/s to the file.
+4. many files: the dashboard on a directory of 256 per-rank files: idle CPU, CPU while every
+   file grows 4 lines/s, and the append-to-screen latency of those steps.
 """
 
 from __future__ import annotations
@@ -208,6 +210,73 @@ def screen_latency(n: int, size: tuple[int, int], poll: bool = False, warmup: fl
     }
 
 
+MANY_WRITER = """
+import json, os, random, sys, time
+LINE = LINE_REPR
+paths, first, n = sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(9)
+fds = [os.open(p, os.O_WRONLY | os.O_APPEND) for p in paths]
+written = {}
+for i in range(first, first + n):
+    time.sleep(rng.uniform(0.15, 0.35))  # 4 lines/s per file on average, never in step with a timer
+    written[i] = time.monotonic()  # when the first rank's line went out
+    for r, fd in enumerate(fds):
+        os.write(fd, (LINE % (i, TOTAL, 2 + i / 1e6 + r * 1e-4)).encode())
+print(json.dumps(written))
+""".replace("LINE_REPR", repr(LINE)).replace("TOTAL", str(TOTAL))
+
+
+def many_files(size: tuple[int, int], files: int = 256, seconds: float = 20.0, warmup: float = 20.0) -> dict[str, Any]:
+    """The dashboard on a directory of `files` per-rank logs (500 steps of history each): its CPU
+    while none changes, then while every file grows 4 lines/s (1024 lines/s in all), and the
+    append-to-screen latency of those steps (`step N` in the header)."""
+    first = 501
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [os.path.join(tmp, f"rank_{r}.log") for r in range(files)]
+        for r, path in enumerate(paths):
+            with open(path, "w") as f:
+                f.writelines(LINE % (i, TOTAL, 2 + i / 1e6 + r * 1e-4) for i in range(1, first))
+        app = PtyApp([*trainwatch_cmd(), tmp], *size)
+        try:
+            time.sleep(warmup)  # catch-up of every file, first charts
+            app.take()
+            c0, t0 = app.cpu_s(), time.monotonic()
+            time.sleep(seconds)
+            c1, t1 = app.cpu_s(), time.monotonic()
+            idle = 100 * (c1 - c0) / (t1 - t0)
+            app.take()
+            n = int(seconds * 4)
+            c0, t0 = app.cpu_s(), time.monotonic()
+            out = subprocess.run(
+                [sys.executable, "-c", MANY_WRITER, ",".join(paths), str(first), str(n)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            c1, t1 = app.cpu_s(), time.monotonic()
+            time.sleep(2.0)
+            chunks = app.take()
+            alive = app.proc.poll() is None
+        finally:
+            app.close()
+    written = {int(k): v for k, v in __import__("json").loads(out).items()}
+    shown = first_shown(chunks, [(i, f"step {i:,}".encode()) for i in written])
+    seen: dict[int, float] = {}
+    soonest = float("inf")
+    for i in sorted(written, reverse=True):
+        soonest = min(soonest, shown.get(i, float("inf")))
+        if soonest < float("inf"):
+            seen[i] = soonest
+    lat = [1000 * (seen[i] - t) for i, t in written.items() if i in seen]
+    return {
+        "idle_pct": idle,
+        "busy_pct": 100 * (c1 - c0) / (t1 - t0),
+        "steps": f"{len(lat)}/{len(written)}",
+        "p95_ms": pct(lat, 0.95) if lat else float("nan"),
+        "alive": alive,
+    }
+
+
 def first_shown(chunks: list[tuple[float, bytes]], needles: list[tuple[int, bytes]]) -> dict[int, float]:
     """For each needle, the time of the output chunk that completed its first appearance."""
     text = b""
@@ -240,7 +309,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=25.0, help="length of the idle CPU measurement")
     parser.add_argument("--lines", type=int, default=60, help="lines appended for the latency run")
     parser.add_argument("--size", default="160x45", help="terminal size, COLSxROWS")
-    parser.add_argument("--skip", default="", help="comma-separated: idle, busy, latency, poll")
+    parser.add_argument("--skip", default="", help="comma-separated: idle, busy, many, latency, poll")
     args = parser.parse_args()
     size = parse_size(args.size)
     skip = set(filter(None, args.skip.split(",")))
@@ -256,6 +325,12 @@ def main() -> None:
         print(
             f"dashboard CPU, file growing 1000 lines/s ({args.seconds:.0f} s): {r['cpu_pct']:.2f} %"
             f"  drawn {r['bytes_per_s']:.0f} B/s  alive {r['alive']}"
+        )
+    if "many" not in skip:
+        r = many_files(size)
+        print(
+            f"256 per-rank files: idle CPU {r['idle_pct']:.2f} %  growing 1024 lines/s {r['busy_pct']:.2f} %"
+            f"  append-to-screen p95 {r['p95_ms']:.1f} ms (steps {r['steps']})  alive {r['alive']}"
         )
     if "latency" not in skip:
         for poll in (False, True):

@@ -12,7 +12,8 @@ Figures (all measured in this run, on this machine):
    160x45 pseudo-terminal (tests/bench/dashboard.py): append-to-screen latency, its CPU on an idle
    seed-004 copy (/proc/PID/stat over BENCH_UI_SECONDS, default 25) and while the file grows.
 3. scale: 256 per-rank files followed at once: idle CPU (inotify and polling), CPU and
-   append-to-record latency while every file grows.
+   append-to-record latency while every file grows; then the real dashboard on such a directory
+   (tests/bench/dashboard.py many_files): idle CPU, CPU while every file grows, append-to-screen.
 4. render: the dashboard chart's downsample + plotext render of 1M points
    (trainwatch.ui.widgets.chart.render_chart).
 The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
@@ -100,6 +101,45 @@ def catchup(size_mb: int) -> None:
     row("trainwatch summary --json: peak RSS", rss, "MB", 200.0)
     if not ok:
         print(f"  !! summary exited {code} without JSON output")
+    # What any parser written in Python pays before it parses anything, on the same file: the
+    # floor under the figure above (the 3x grep target is below it).
+    floor = python_floor(path)
+    row("  CPython floor: split into lines, no parsing", floor["lines_s"], "s", None, "(bytes.split + a loop)")
+    row(
+        "  CPython floor: one line shape, regex findall",
+        floor["findall_s"],
+        "s",
+        None,
+        "(the hot DeepSpeed timer line)",
+    )
+
+
+FLOOR_SCRIPT = """
+import re, sys, time
+SHAPE = re.compile(
+    rb"rank=(\\d+) time \\(ms\\) \\| optimizer_gradients: (\\d+\\.\\d+) \\| optimizer_step: (\\d+\\.\\d+)"
+    rb" \\| optimizer_allgather: (\\d+\\.\\d+)\\n"
+)
+lines = findall = 0.0
+with open(sys.argv[1], "rb") as f:
+    while chunk := f.read(64 << 20):
+        cut = chunk.rfind(b"\\n") + 1
+        f.seek(cut - len(chunk), 1)
+        chunk = chunk[:cut]
+        t = time.perf_counter()
+        for line in chunk.split(b"\\n"):
+            pass
+        lines += time.perf_counter() - t
+        t = time.perf_counter(); rows = SHAPE.findall(chunk); findall += time.perf_counter() - t
+        del rows
+print(lines, findall)
+"""
+
+
+def python_floor(path: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", FLOOR_SCRIPT, str(path)], capture_output=True, text=True, check=True)
+    lines_s, findall_s = map(float, out.stdout.split())
+    return {"lines_s": lines_s, "findall_s": findall_s}
 
 
 def live(seconds: float) -> None:
@@ -192,19 +232,37 @@ def scale(seconds: float, files: int = 256) -> None:
         pipeline.stop()
         polled = Pipeline([tmp], force_poll=True)
         polled.start()
-        time.sleep(1.0)
+        time.sleep(5.0)  # a quiet polled file is read less often as it stays quiet (1 s apart after 4 s)
         c0, w0 = time.process_time(), time.monotonic()
         time.sleep(seconds)
         idle = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
         polled.stop()
         interval = polled.poll_interval
-        row(f"CPU, {files} idle files [polling, {interval:g} s]", idle, "%", 1.0, "(pipeline, no dashboard)")
+        row(
+            f"CPU, {files} idle files [polling, {interval:g} s]",
+            idle,
+            "%",
+            1.0,
+            "(pipeline, no dashboard; files quiet for 5 s+)",
+        )
     lat = [1000 * (arrived[(p, i)] - t) for i, t in written.items() for p in paths if (p, i) in arrived]
     row(f"CPU, {files} files x {rate:g} lines/s ({files * rate:g}/s)", busy, "%", 15.0, "(pipeline, no dashboard)")
     if lat:
         row("append-to-record p95 across all files", latency.pct(lat, 0.95), "ms", 100.0, f"({len(lat)}/{want} steps)")
     else:
         print("  !! no step arrived")
+    ui_seconds = float(os.environ.get("BENCH_UI_SECONDS", "25"))
+    r = dashboard.many_files((160, 45), files=files, seconds=ui_seconds)
+    note = f"(whole process, 160x45 pty, /proc/PID/stat over {ui_seconds:g} s)"
+    row(f"dashboard on {files} files: idle CPU", r["idle_pct"], "%", 1.0, note)
+    row(f"dashboard on {files} files: CPU while all grow (1024 lines/s)", r["busy_pct"], "%", 15.0, note)
+    row(
+        f"dashboard on {files} files: append-to-screen p95",
+        r["p95_ms"],
+        "ms",
+        250.0,
+        f"(steps {r['steps']}; write of the first rank's line -> `step N` drawn)",
+    )
 
 
 def render() -> None:

@@ -1,5 +1,5 @@
 """Adaptive polling (a polled file that grows is looked at every 50 ms, a quiet one at the
-configured interval) and the directory watcher's bookkeeping (recursive roots, directories that
+configured interval, stretched to at most 1 s while it stays quiet) and the directory watcher's bookkeeping (recursive roots, directories that
 appear later, dropped directories)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trainwatch.sources.poll import ACTIVE_S, FAST_S, PollClock
+from trainwatch.sources.poll import ACTIVE_S, FAST_S, QUIET_MAX_S, PollClock
 from trainwatch.sources.watch import DirWatcher
 
 
@@ -28,7 +28,31 @@ def test_a_growing_file_is_stat_checked_often_until_it_goes_quiet() -> None:
     assert clock.stat_is_enough(0.30)  # between full reads, one stat stands in for a read
     assert clock.next_look(0.30) == pytest.approx(0.30 + FAST_S)
     assert clock.next_look(0.48) == pytest.approx(0.50)  # never later than the full read
-    assert clock.after_read(0.25 + ACTIVE_S + 0.1, grew=False) == pytest.approx(0.25 + ACTIVE_S + 0.35)
+    # quiet for ACTIVE_S since its last growth: no more stat checks, full reads QUIET_MAX_S apart
+    assert clock.after_read(0.25 + ACTIVE_S + 0.1, grew=False) == pytest.approx(0.25 + ACTIVE_S + 0.1 + QUIET_MAX_S)
+
+
+def test_a_file_that_stays_quiet_is_read_less_often_and_quickly_again_once_it_grows() -> None:
+    clock = PollClock(0.25)
+    now = clock.after_read(0.0, grew=True)  # the history
+    gaps = []
+    while now < 30.0:
+        nxt = clock.after_read(now, grew=False)
+        gaps.append(nxt - now)
+        now = nxt
+    assert gaps[0] == pytest.approx(0.25)  # just opened: the configured interval
+    assert gaps == sorted(gaps)  # the longer it is quiet, the further apart
+    assert max(gaps) == pytest.approx(QUIET_MAX_S)  # never further than tail -F's 1 s
+    assert sum(gaps[:4]) < 1.5  # a file quiet for a second is still read within ~0.25-0.5 s
+    # it grows: stat-checked every FAST_S again, full reads back at the configured interval
+    assert clock.after_read(now, grew=True) == pytest.approx(now + FAST_S)
+    assert clock.read_due == pytest.approx(now + 0.25)
+
+
+def test_a_configured_interval_longer_than_the_quiet_cap_is_kept() -> None:
+    clock = PollClock(2.0)
+    clock.after_read(0.0, grew=False)
+    assert clock.after_read(100.0, grew=False) == pytest.approx(102.0)
 
 
 def test_an_interval_shorter_than_the_fast_cadence_keeps_its_meaning() -> None:
@@ -100,3 +124,21 @@ def test_watcher_drops_directories_no_longer_wanted(tmp_path: Path) -> None:
         assert str(a / "out.log") not in seen.paths
     finally:
         watcher.stop()
+
+
+def test_safety_polls_of_many_files_are_spread_out_and_fall_on_a_grid(tmp_path: Path) -> None:
+    # 256 per-rank files watched by inotify: their safety stats come due together a few times a
+    # second, at most ~100 a second in all, not one wake-up (and a pass over 256 readers) each
+    from trainwatch.pipeline import SAFETY_POLL_S, SAFETY_TICK_S, Pipeline
+
+    for r in range(256):
+        (tmp_path / f"rank_{r}.log").write_text("")
+    pipeline = Pipeline([str(tmp_path)])
+    assert len(pipeline.readers) == 256
+    assert pipeline._safety_poll_s() == pytest.approx(2.56)
+    for now in (10.0, 10.01, 10.13, 10.249):
+        due = pipeline._safety_due(now)
+        assert due >= now + 2.56
+        assert (due / SAFETY_TICK_S) == pytest.approx(round(due / SAFETY_TICK_S))
+    one = Pipeline([str(tmp_path / "rank_0.log")])
+    assert one._safety_poll_s() == SAFETY_POLL_S

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.events import EventIndex, event_index, root_cause_event
@@ -20,7 +21,7 @@ from trainwatch.diagnosis.shares import comm_shares, data_shares
 from trainwatch.diagnosis.status import RunStatus, failure_sentence, rank_name, run_status
 from trainwatch.diagnosis.window import RECENT, fmt_seconds, fmt_value, mad, median, quantile, recent
 from trainwatch.records import Event
-from trainwatch.store.store import RankKey, Store
+from trainwatch.store.store import RankKey, SeriesKey, Store
 
 KINDS = (
     "crash",
@@ -213,27 +214,80 @@ def _nan_finding(index: EventIndex) -> Finding | None:
     return Finding("nan", "error", ranks, steps, message, remedy)
 
 
-def _loss_spikes(store: Store) -> Finding | None:
+Verdict = tuple[float, float] | None  # a point's (z, baseline median) if it is a spike
+
+
+class SpikeMemo:
+    """The loss-spike verdicts of the last look at each loss series. The dashboard looks every
+    second or so and a series gains a few points in between: a point with a full baseline
+    before it keeps its verdict (the same values give the same one), so only the new points
+    and the first SPIKE_WINDOW of the window are judged again (256 ranks: ~30 points each
+    instead of 544)."""
+
+    def __init__(self) -> None:
+        self.last: dict[SeriesKey, tuple[list[float], list[float], list[Verdict]]] = {}
+
+
+def _spike_verdicts(
+    steps: list[float], values: list[float], old: tuple[list[float], list[float], list[Verdict]] | None
+) -> list[Verdict]:
+    """Per point of the window: spike or not, against the median/MAD of the SPIKE_WINDOW points
+    before it (at least SPIKE_MIN_BASE); `old`: the same series' previous window and verdicts."""
+    n = len(values)
+    out: list[Verdict] = [None] * n
+    reused_to = SPIKE_WINDOW  # points [SPIKE_WINDOW, reused_to) keep their old verdict
+    if old is not None and steps and old[0]:
+        old_steps, old_values, old_verdicts = old
+        d = bisect_left(old_steps, steps[0])  # the window moved on by d points
+        m = len(old_steps) - d
+        if 0 <= d < len(old_steps) and m <= n and steps[:m] == old_steps[d:] and values[:m] == old_values[d:]:
+            reused_to = max(reused_to, m)
+            out[SPIKE_WINDOW:m] = old_verdicts[SPIKE_WINDOW + d :]
+    _judge_points(values, SPIKE_MIN_BASE, min(n, SPIKE_WINDOW), out)
+    _judge_points(values, reused_to, n, out)
+    return out
+
+
+def _judge_points(values: list[float], lo: int, hi: int, out: list[Verdict]) -> None:
+    """Verdicts of points lo..hi-1. The baseline of point i is values[i - SPIKE_WINDOW : i], kept
+    sorted as it slides (one insort and one delete per point instead of a sort of the window)."""
+    if lo >= hi:
+        return
+    window = sorted(values[max(0, lo - SPIKE_WINDOW) : lo])
+    for i in range(lo, hi):
+        n = len(window)
+        med = window[n // 2] if n % 2 else (window[n // 2 - 1] + window[n // 2]) / 2.0
+        jump = values[i] - med
+        insort(window, values[i])
+        if i >= SPIKE_WINDOW:
+            del window[bisect_left(window, values[i - SPIKE_WINDOW])]
+        if jump <= SPIKE_MIN_REL * abs(med):
+            continue
+        spread = mad(values[max(0, i - SPIKE_WINDOW) : i], med)
+        z = jump / spread if spread > 0 else math.inf
+        if z >= SPIKE_Z:
+            out[i] = (z, med)
+
+
+def _loss_spikes(store: Store, memo: SpikeMemo | None = None) -> Finding | None:
     spikes: list[tuple[float, int | None, float, float, float]] = []  # z, rank, step, value, baseline
     keys: list[RankKey] = []
+    seen: dict[SeriesKey, tuple[list[float], list[float], list[Verdict]]] = {}
     for key, series in store.series.items():
         if key.kind != "metric" or key.name != "loss":
             continue
         steps, values = recent(series, RECENT + SPIKE_WINDOW)
+        verdicts = _spike_verdicts(steps, values, memo.last.get(key) if memo is not None else None)
+        seen[key] = (steps, values, verdicts)
         found = False
-        for i in range(SPIKE_MIN_BASE, len(values)):
-            base = values[max(0, i - SPIKE_WINDOW) : i]
-            med = median(base)
-            jump = values[i] - med
-            if jump <= SPIKE_MIN_REL * abs(med):
-                continue
-            spread = mad(base, med)
-            z = jump / spread if spread > 0 else math.inf
-            if z >= SPIKE_Z:
-                spikes.append((z, key.rank, steps[i], values[i], med))
+        for i, verdict in enumerate(verdicts):
+            if verdict is not None:
+                spikes.append((verdict[0], key.rank, steps[i], values[i], verdict[1]))
                 found = True
         if found:
             keys.append(key.owner)
+    if memo is not None:
+        memo.last = seen
     if not spikes:
         return None
     z, _rank, step, value, baseline = max(spikes, key=lambda s: (s[3] - s[4]) / max(abs(s[4]), 1e-12))
@@ -476,22 +530,44 @@ def _memory_finding(store: Store) -> Finding | None:
 
 
 # ------------------------------------------------------------------- entry point
-def findings(store: Store, now: float | None = None, status: RunStatus | None = None) -> list[Finding]:
-    """Everything worth telling, most important first. Cheap: recent windows only, never parses."""
+def findings(
+    store: Store,
+    now: float | None = None,
+    status: RunStatus | None = None,
+    records_only: list[Finding] | None = None,
+) -> list[Finding]:
+    """Everything worth telling, most important first. Cheap: recent windows only, never parses.
+
+    records_only: `record_findings(store)` computed earlier for the store as it is now (the
+    dashboard re-judges an idle run every few seconds, as time alone can make it stalled)."""
     status = status if status is not None else run_status(store, now)
     with store.lock:
         index = event_index(store)
         out: list[Finding | None] = [
             _crash_finding(store, status, index),
             _stall_finding(status),
-            _nan_finding(index),
             _overflow_storm(store, index, status.last_step),
-            _loss_spikes(store),
-            *_straggler_findings(store),
-            _memory_finding(store),
-            _dataloader_finding(store),
-            _comm_finding(store),
-            _slowdown_finding(store),
+            *(records_only if records_only is not None else _record_findings(store, index)),
         ]
     found = [f for f in out if f is not None]
     return sorted(found, key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), KINDS.index(f.kind)))
+
+
+def record_findings(store: Store, memo: SpikeMemo | None = None) -> list[Finding]:
+    """The findings that depend on the records alone, not on the time or the run's status.
+    memo: kept by a caller that looks again and again (the dashboard)."""
+    with store.lock:
+        return _record_findings(store, event_index(store), memo)
+
+
+def _record_findings(store: Store, index: EventIndex, memo: SpikeMemo | None = None) -> list[Finding]:
+    out = [
+        _nan_finding(index),
+        _loss_spikes(store, memo),
+        *_straggler_findings(store),
+        _memory_finding(store),
+        _dataloader_finding(store),
+        _comm_finding(store),
+        _slowdown_finding(store),
+    ]
+    return [f for f in out if f is not None]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.events import event_index, root_cause_event
-from trainwatch.diagnosis.status import cadence, lagging_ranks, rank_name
+from trainwatch.diagnosis.status import cadences, lagging_ranks, rank_name
 from trainwatch.diagnosis.window import fmt_seconds, median, quantile, recent_values
 from trainwatch.store.store import Store
 
@@ -162,8 +162,7 @@ def _waited_note(store: Store, who: Who) -> str:
 def stopped_ranks(store: Store) -> list[Straggler]:
     """Ranks whose last step is several log intervals behind the others'."""
     with store.lock:
-        cadences = {k: cadence(store, k) for k in store.latest_step if k.rank is not None}
-        behind = lagging_ranks(store, cadences)
+        behind = lagging_ranks(store, {k: c for k, c in cadences(store).items() if k.rank is not None})
         out: list[Straggler] = []
         for key, others in behind.items():
             assert key.rank is not None

@@ -70,7 +70,7 @@ def _median_of(store: Store, key: RankKey, kind: str, name: str) -> float:
 
 
 def _phase_names(store: Store, key: RankKey) -> list[str]:
-    return [k.name for k in store.series if k.kind == "phase" and k.owner == key and not k.name.endswith("_min")]
+    return [name for name in store.series_names(key, "phase") if not name.endswith("_min")]
 
 
 def step_seconds(store: Store, key: RankKey) -> float:

@@ -19,6 +19,7 @@ import itertools
 import math
 import re
 import time as _time
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -209,13 +210,28 @@ def lagging_ranks(store: Store, cadences: dict[RankKey, Cadence]) -> dict[RankKe
     if len(last) < 2:
         return {}
     out: dict[RankKey, float] = {}
+    ordered = sorted(float(s) for s in last.values())
     for key, step in last.items():
-        others = median([float(s) for k, s in last.items() if k != key])
+        others = _median_without(ordered, float(step))
         c = cadences.get(key)
         interval = c.steps_per_record if c is not None else 1.0
         if others - step >= max(LAG_RECORDS * interval, LAG_RECORDS):
             out[key] = others
     return out
+
+
+def _median_without(ordered: list[float], value: float) -> float:
+    """The median of `ordered` (sorted) less one occurrence of `value`: what `median` of the
+    others gives, without a sort per rank (256 ranks)."""
+    i = bisect_left(ordered, value)
+    m = len(ordered) - 1
+
+    def at(j: int) -> float:
+        return ordered[j] if j < i else ordered[j + 1]
+
+    if m <= 0:
+        return math.nan
+    return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2.0
 
 
 def _latest_progress_t(store: Store, cadences: dict[RankKey, Cadence]) -> float:
@@ -252,6 +268,11 @@ def failure_sentence(e: Event) -> str:
     return f"{_rank_text(e)}{message}"
 
 
+def cadences(store: Store) -> dict[RankKey, Cadence]:
+    """Every rank's cadence (steps in key order); computed once per store version."""
+    return store.derived("cadences", lambda: {k: cadence(store, k) for k in sorted(store.latest_step, key=key_order)})
+
+
 def run_status(store: Store, now: float | None = None, stall_after: float | None = None) -> RunStatus:
     """The run's state and one sentence why; cheap (recent windows, one pass over events)."""
     wall = _time.time()
@@ -259,9 +280,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
     mono_now = _time.monotonic() + (now - wall)
     with store.lock:
         index = event_index(store)
-        step_keys = sorted(store.latest_step, key=key_order)
-        cadences = {k: cadence(store, k) for k in step_keys}
-        latest_t = _latest_progress_t(store, cadences)
+        by_key = cadences(store)
+        step_keys = list(by_key)
+        latest_t = _latest_progress_t(store, by_key)
         source_order = {name: i for i, name in enumerate(store.sources)}
         terminal_failures = _terminal(store, index, index.failures, latest_t)
         terminal_finished = _terminal(store, index, index.finished, latest_t)
@@ -272,9 +293,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
 
         per_rank: list[RankStatus] = []
         freshest: tuple[float, RankKey] | None = None
-        behind = lagging_ranks(store, cadences)
+        behind = lagging_ranks(store, by_key)
         for key in step_keys:
-            c = cadences[key]
+            c = by_key[key]
             threshold = stall_threshold(c, stall_after)
             ckpt = index.checkpoints_last.get(key.source)
             if stall_after is None and ckpt is not None and after_last_progress(store, ckpt, index, latest_t):
@@ -296,7 +317,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
 
         last_step = max(store.latest_step.values()) if store.latest_step else None
         main_key = freshest[1] if freshest else None
-        main = cadences.get(main_key) if main_key is not None else None
+        main = by_key.get(main_key) if main_key is not None else None
         sps = main.sec_per_step if main else math.nan
         step_time = main.step_time_s if main else math.nan
         age = freshest[0] if freshest and not math.isinf(freshest[0]) else math.nan

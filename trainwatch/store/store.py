@@ -8,20 +8,22 @@ grows with every change so a view can skip work when nothing changed.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time as _time
 from array import array
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from trainwatch.parsers.bulk import ColumnBlock, merged_latest
 from trainwatch.records import Event, Phases, Profile, Record, Step
 from trainwatch.store.series import DEFAULT_CAPACITY, Series
 
+T = TypeVar("T")
 MAX_EVENTS = 20_000
 MAX_PROFILES = 200
 CADENCE_WINDOW = 256
@@ -51,9 +53,19 @@ class RankKey(NamedTuple):
         return SeriesKey(self.source, self.rank, kind, name, self.host)
 
 
-def key_order(key: RankKey | SeriesKey) -> tuple[str, str, int]:
-    """Sources, then nodes, then ranks: `task0` ranks 0, 1 before `task1` ranks 0, 1."""
-    return (key.source, key.host or "", -1 if key.rank is None else key.rank)
+def key_order(key: RankKey | SeriesKey) -> tuple[tuple[str | int, ...], tuple[str | int, ...], int]:
+    """Sources, then nodes, then ranks: `task0` ranks 0, 1 before `task1` ranks 0, 1; numbers in
+    names in numeric order (`rank_2.log` before `rank_10.log`)."""
+    return (natural(key.source), natural(key.host or ""), -1 if key.rank is None else key.rank)
+
+
+@lru_cache(maxsize=4096)
+def natural(name: str) -> tuple[str | int, ...]:
+    """A sort key that orders the digit runs of a name by their value."""
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(name)))  # odd: digit runs
+
+
+_DIGITS = re.compile(r"(\d+)")
 
 
 @dataclass
@@ -128,6 +140,7 @@ class Store:
         self.total_steps: int | None = None
         self.records_added = 0
         self._by_owner: dict[tuple[str, int | None, str, str | None], dict[str, Series]] = {}
+        self._derived: dict[str, tuple[int, object]] = {}
 
     # ------------------------------------------------------------------ write
     def source(self, name: str) -> SourceState:
@@ -306,6 +319,18 @@ class Store:
             obs.extend(StepObservation(step, math.nan, seen) for step in steps[-CADENCE_WINDOW:])
 
     # ------------------------------------------------------------------- read
+    def derived(self, name: str, compute: Callable[[], T]) -> T:
+        """A value computed from the records alone, kept until the store changes: the dashboard
+        judges a run every few seconds, and with 256 ranks the per-rank cadences cost more than
+        everything else an idle look does. `name` says what it is; callers must not mutate it."""
+        with self.lock:
+            hit = self._derived.get(name)
+            if hit is not None and hit[0] == self.version:
+                return hit[1]  # type: ignore[return-value]
+            value = compute()
+            self._derived[name] = (self.version, value)
+            return value
+
     def rank_keys(self) -> list[RankKey]:
         with self.lock:
             keys = set(self.latest) | set(self.latest_phases)
@@ -319,6 +344,12 @@ class Store:
         self, source: str, rank: int | None, name: str, kind: str = "metric", host: str | None = None
     ) -> Series | None:
         return self.series.get(SeriesKey(source, rank, kind, name, host))
+
+    def series_names(self, owner: RankKey, kind: str = "metric") -> list[str]:
+        """The names of one rank's series of a kind, in the order they appeared (no scan of
+        every series: 256 ranks x their phases)."""
+        with self.lock:
+            return list(self._by_owner.get((owner.source, owner.rank, kind, owner.host), ()))
 
     def series_for(self, name: str, kind: str = "metric") -> dict[RankKey, Series]:
         with self.lock:

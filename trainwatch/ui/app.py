@@ -32,7 +32,7 @@ from trainwatch.pipeline import Pipeline
 from trainwatch.store.store import Store
 from trainwatch.ui import data
 from trainwatch.ui.clock import Clock
-from trainwatch.ui.diagnosis_bridge import Finding, Verdict, findings, run_status
+from trainwatch.ui.diagnosis_bridge import Finding, Judge, Verdict
 from trainwatch.ui.screens.help import HelpScreen
 from trainwatch.ui.screens.metrics import MetricPicker
 from trainwatch.ui.widgets.chart import Chart, ChartOptions, overflow_steps
@@ -52,6 +52,10 @@ TABS = ("overview", "ranks", "events", "log", "profiler", "phases")
 
 
 DIAGNOSE_IDLE_EVERY_S = 5.0
+# A redraw that takes long (hundreds of ranks) is spaced out so that redrawing takes at most
+# about this share of a core, whatever the intervals say: numbers and charts get later, the
+# dashboard stays responsive and off the training job's CPU.
+REDRAW_SHARE = 0.08
 NO_EVENTS = "no events yet: overflows, NaNs, OOMs, NCCL timeouts, tracebacks, signals and checkpoints appear here"
 
 
@@ -105,6 +109,7 @@ class TrainwatchApp(App[None]):
         self.chosen_metrics: list[str] | None = None  # None: the defaults present in the log
         self.verdict = Verdict("unknown")
         self.findings: list[Finding] = []
+        self._judge = Judge()
         self._seen_version = -1
         self._diag_version = -1
         self._events_seen = 0
@@ -112,10 +117,12 @@ class TrainwatchApp(App[None]):
         self._closing = False
         self._wake_pending = False  # a StoreChanged is in flight (set by the pipeline thread)
         self._numbers_at = self._charts_at = -1e9  # monotonic time of the last redraw of each
+        self._numbers_cost = self._charts_cost = 0.0  # seconds the last redraw of each took
         self._numbers_timer: Timer | None = None
         self._charts_timer: Timer | None = None
         self._charts_version = self._phases_version = -1
         self._diag_forced_at = -1e9
+        self._diag_cost = 0.0
         self._charted: list[str] | None = None  # the metrics _ensure_charts last laid out
 
     # ------------------------------------------------------------- layout
@@ -203,12 +210,12 @@ class TrainwatchApp(App[None]):
     def _request_redraw(self) -> None:
         """Numbers now (or when fast_interval has passed since the last time), charts within slow_interval."""
         now = time.monotonic()
-        wait = self._numbers_at + self.fast_interval - now
+        wait = self._numbers_at + max(self.fast_interval, self._numbers_cost / REDRAW_SHARE) - now
         if wait <= 0:
             self.fast_tick()
         elif self._numbers_timer is None:
             self._numbers_timer = self.set_timer(wait, self._deferred_numbers)
-        wait = self._charts_at + self.slow_interval - now
+        wait = self._charts_at + max(self.slow_interval, self._charts_cost / REDRAW_SHARE) - now
         if wait <= 0:
             self.slow_tick()
         elif self._charts_timer is None:
@@ -230,7 +237,7 @@ class TrainwatchApp(App[None]):
         self._wake_pending = False  # before reading the store: a later change wakes us again
         if not self._alive():
             return
-        self._numbers_at = time.monotonic()
+        self._numbers_at = start = time.monotonic()
         version = self.store.version
         changed = version != self._seen_version
         self._seen_version = version
@@ -245,13 +252,14 @@ class TrainwatchApp(App[None]):
             self.main.query_one(LogPane).update_from_store()
             if changed:
                 self.main.query_one(ProfilerPane).update_from_store()
+        self._numbers_cost = time.monotonic() - start
 
     def slow_tick(self) -> None:
         """Charts, phase bars and the verdict (~1/s while the log grows). A chart redraws only
         if its metric got points or its size/options changed."""
         if not self._alive():
             return
-        self._charts_at = time.monotonic()
+        self._charts_at = start = time.monotonic()
         self._charts_version = version = self.store.version
         marks = None
         with self.batch_update():
@@ -268,6 +276,7 @@ class TrainwatchApp(App[None]):
                     chart.update_from(self.store, self.options, marks)
                 else:
                     chart.update_from(self.store, self.options)
+        self._charts_cost = time.monotonic() - start
 
     def clock_tick(self) -> None:
         """Every slow_interval: what moves with time alone — ages, and the status of an idle run."""
@@ -278,7 +287,7 @@ class TrainwatchApp(App[None]):
         # Status depends on time too (a stall is the absence of news): re-judge an idle
         # store every few seconds, not every tick.
         now = self.clock.wall()
-        if now - self._diag_forced_at >= DIAGNOSE_IDLE_EVERY_S:
+        if now - self._diag_forced_at >= max(DIAGNOSE_IDLE_EVERY_S, self._diag_cost / REDRAW_SHARE):
             self._diag_forced_at = now
             self._diagnose(self.store.version, force=True)
         with self.batch_update():
@@ -297,12 +306,13 @@ class TrainwatchApp(App[None]):
             return False
         self._diag_version = version
         now = self.clock.wall()
+        start = time.monotonic()
         try:
-            self.verdict = run_status(self.store, now)
-            self.findings = findings(self.store, now)
+            self.verdict, self.findings = self._judge(self.store, now)
         except Exception as exc:
             self.verdict = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}")
             self.findings = []
+        self._diag_cost = time.monotonic() - start
         return True
 
     def _update_header(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import gt
@@ -85,6 +86,16 @@ def rank_label(key: RankKey, many_sources: bool, many_hosts: bool = False) -> st
     return rank
 
 
+def needs_source(keys: Iterable[RankKey], many_hosts: bool) -> bool:
+    """Whether rank labels must name their source: only when two sources would read the same
+    (one rank per per-rank file reads `rank 7`, not `…/logs/rank_7.log:rank 7`)."""
+    keys = list(keys)
+    if len({k.source for k in keys}) < 2:
+        return False
+    labels = {rank_label(k, False, many_hosts) for k in keys}
+    return len(labels) < len(keys) or any(k.rank is None for k in keys)
+
+
 def short_source(source: str, width: int = 28) -> str:
     """The tail of a path, which is the part that tells sources apart."""
     if len(source) <= width:
@@ -153,8 +164,8 @@ def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool
     after its step last went back). Returns (traces, wall_time_used)."""
     with store.lock:
         found = store.series_for(name)
-        many = len({k.source for k in found}) > 1
         hosts = _many_hosts(found)
+        many = needs_source(found, hosts)
         copies = []
         for key in sorted(found, key=key_order):
             s = found[key]
@@ -252,6 +263,85 @@ def downsample(xs: Sequence[float], ys: Sequence[float], columns: int, positive_
         out.mean_y.append(total / count)
         out.counts.append(count)
     return out
+
+
+# Charts draw each rank as its own line up to this many ranks; beyond it (a 32-node job's 256
+# per-rank files) one line per rank is an unreadable smear that costs plotext seconds: the
+# chart shows the ranks as a band instead (`rank_band`) plus the ranks furthest out.
+MAX_RANK_LINES = 8
+
+
+@dataclass
+class Band:
+    """Every rank of a metric per screen column: the lowest and highest value any rank had there
+    and the mean of all their points (`counts`: points per column)."""
+
+    xs: list[float] = field(default_factory=list)
+    low: list[float] = field(default_factory=list)
+    high: list[float] = field(default_factory=list)
+    mean: list[float] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+
+
+def rank_band(traces: Sequence[Trace], columns: int, positive_only: bool = False) -> Band:
+    """All ranks reduced to one `Band`: each rank's points are cut at the columns' x bounds
+    (bisect: steps only grow within a trace, as the chart's traces are one attempt each) and
+    reduced with C-level min/max/sum per slice, so 256 ranks cost ~columns x 256 slices."""
+    out = Band()
+    columns = max(1, columns)
+    xs = [x for t in traces if len(t.xs) and len(t.ys) for x in (t.xs[0], t.xs[-1])]
+    if not xs:
+        return out
+    lo, hi = min(xs), max(xs)
+    span = hi - lo
+    bounds = [lo + span * c / columns for c in range(1, columns)]
+    low = [math.inf] * columns
+    high = [-math.inf] * columns
+    total = [0.0] * columns
+    count = [0] * columns
+    for t in traces:
+        n = min(len(t.xs), len(t.ys))
+        if not n:
+            continue
+        if n > 1 and any(map(gt, t.xs[:n], t.xs[1:n])):  # not ordered: cut by index instead
+            cuts = [n * c // columns for c in range(1, columns)]
+        else:
+            cuts = [bisect_left(t.xs, x, 0, n) for x in bounds]
+        a = 0
+        for c, e in enumerate((*cuts, n)):
+            if e > a:
+                chunk: Sequence[float] = t.ys[a:e]
+                s = sum(chunk)
+                if math.isnan(s) or math.isinf(s) or positive_only:
+                    chunk = [v for v in _finite(chunk) if v > 0 or not positive_only]
+                    s = sum(chunk)
+                if chunk:
+                    low[c] = min(low[c], min(chunk))
+                    high[c] = max(high[c], max(chunk))
+                    total[c] += s
+                    count[c] += len(chunk)
+                a = e
+    width = span / columns
+    for c in range(columns):
+        if count[c]:
+            out.xs.append(lo + (c + 0.5) * width)
+            out.low.append(low[c])
+            out.high.append(high[c])
+            out.mean.append(total[c] / count[c])
+            out.counts.append(count[c])
+    return out
+
+
+def band_outliers(traces: Sequence[Trace]) -> list[tuple[str, Trace]]:
+    """The ranks a band chart still draws on their own: the highest and the lowest latest value
+    (for step time: the slowest and the fastest rank), when they differ."""
+    latest = [(t.ys[-1], i) for i, t in enumerate(traces) if len(t.ys) and math.isfinite(t.ys[-1])]
+    if len(latest) < 2:
+        return []
+    (lo, i_lo), (hi, i_hi) = min(latest), max(latest)
+    if hi <= lo:
+        return []
+    return [("highest now", traces[i_hi]), ("lowest now", traces[i_lo])]
 
 
 def _index(chunk: Sequence[float], value: float) -> int:
@@ -364,12 +454,12 @@ def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
     """Per rank: mean seconds per top-level phase over its last `window` phase records."""
     with store.lock:
         keys = sorted({k.owner for k in store.series if k.kind == "phase"}, key=key_order)
-        many = len({k.source for k in keys}) > 1
         hosts = _many_hosts(keys)
+        many = needs_source(keys, hosts)
         rows = []
         for key in keys:
             source, rank = key.source, key.rank
-            names = [k.name for k in store.series if k.kind == "phase" and k.owner == key]
+            names = store.series_names(key, "phase")
             means: dict[str, float] = {}
             steps = 0
             for name in top_level_phases(sorted(names, key=_phase_order)):
@@ -470,8 +560,8 @@ def _compute_s(store: Store, key: RankKey, window: int) -> float | None:
 def rank_rows(store: Store, trend_points: int = 24, window: int = 20) -> list[RankRow]:
     with store.lock:
         keys = sorted(set(store.latest) | set(store.latest_phases), key=key_order)
-        many = len({k.source for k in keys}) > 1
         hosts = _many_hosts(keys)
+        many = needs_source(keys, hosts)
         errors: dict[RankKey, int] = {}
         for ev in store.events:
             if ev.severity == "error":

@@ -56,12 +56,42 @@ def _module(name: str) -> Any | None:
         return None
 
 
+class Judge:
+    """Judges the run for the dashboard: the run's status computed once for the verdict and the
+    findings, and the findings that depend on the records alone reused while the store has not
+    changed (an idle run is re-judged every few seconds: time alone can make it stalled)."""
+
+    def __init__(self) -> None:
+        self._version = -1
+        self._records_only: list[Any] | None = None
+        memo = getattr(_module("trainwatch.diagnosis.findings"), "SpikeMemo", None)
+        self._memo = memo() if memo is not None else None
+
+    def __call__(self, store: Store, now: float | None) -> tuple[Verdict, list[Finding]]:
+        status_fn = getattr(_module("trainwatch.diagnosis.status"), "run_status", None)
+        mod = _module("trainwatch.diagnosis.findings")
+        findings_fn = getattr(mod, "findings", None)
+        records_fn = getattr(mod, "record_findings", None)
+        if status_fn is None or findings_fn is None or records_fn is None:
+            return run_status(store, now), findings(store, now)
+        with store.lock:
+            if store.version != self._version or self._records_only is None:
+                self._records_only = records_fn(store, self._memo)
+                self._version = store.version
+            result = status_fn(store, now=now)
+            found = findings_fn(store, now=now, status=result, records_only=self._records_only)
+        return _verdict(result, now), [_finding(f) for f in found or ()]
+
+
 def run_status(store: Store, now: float | None) -> Verdict:
     mod = _module("trainwatch.diagnosis.status")
     fn = getattr(mod, "run_status", None) if mod is not None else None
     if fn is None:
         return Verdict("unknown", "diagnosis not available")
-    result = fn(store, now=now)
+    return _verdict(fn(store, now=now), now)
+
+
+def _verdict(result: Any, now: float | None) -> Verdict:
     if isinstance(result, str):
         return Verdict(result)
     status = _get(result, "status") or _get(result, "state") or "unknown"
@@ -115,16 +145,15 @@ def findings(store: Store, now: float | None) -> list[Finding]:
     fn = getattr(mod, "findings", None) if mod is not None else None
     if fn is None:
         return []
-    out = []
-    for f in fn(store, now=now) or ():
-        ranks = _get(f, "ranks") or ()
-        out.append(
-            Finding(
-                str(_get(f, "kind", "")),
-                str(_get(f, "severity", "info")),
-                str(_get(f, "message", "")),
-                tuple(int(r) for r in ranks if isinstance(r, int)),
-                tuple(_get(f, "hosts") or ()),
-            )
-        )
-    return out
+    return [_finding(f) for f in fn(store, now=now) or ()]
+
+
+def _finding(f: Any) -> Finding:
+    ranks = _get(f, "ranks") or ()
+    return Finding(
+        str(_get(f, "kind", "")),
+        str(_get(f, "severity", "info")),
+        str(_get(f, "message", "")),
+        tuple(int(r) for r in ranks if isinstance(r, int)),
+        tuple(_get(f, "hosts") or ()),
+    )

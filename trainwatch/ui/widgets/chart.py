@@ -14,7 +14,18 @@ from rich.text import Text
 from textual.widget import Widget
 
 from trainwatch.store.store import Store
-from trainwatch.ui.data import Trace, chart_traces, chart_version, downsample, ema, title_for
+from trainwatch.ui.data import (
+    MAX_RANK_LINES,
+    Buckets,
+    Trace,
+    band_outliers,
+    chart_traces,
+    chart_version,
+    downsample,
+    ema,
+    rank_band,
+    title_for,
+)
 from trainwatch.ui.format import fmt_num
 
 # ANSI palette indices: the terminal's (and Textual theme's) own colours, not fixed RGB.
@@ -55,38 +66,55 @@ def render_chart(
     fig.clear()
     fig.theme("simple")
     fig.plot_size(width, height)
-    drawn = 0
     y_marks: list[float] = []
     y_tops: list[float] = []
-    for i, trace in enumerate(traces):
-        b = downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y)
+
+    def draw(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool = False, along: bool = False) -> None:
+        """One reduced series: its line (or its EMA over a grey min/max envelope); grey: drawn
+        in the envelope's colour; along: the mean line (a band's), not the min/max zigzag."""
         if not b.env_x:
-            continue
+            return
         if options.log_y:  # plotted as log10, labelled with the real values
             b.env_y = [math.log10(v) for v in b.env_y]
             b.mean_y = [math.log10(v) for v in b.mean_y]
         if len(b.env_x) == 1:  # one point (a single memory report): a marker, not an invisible dot
             fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", plt.pixel(foreground=colour(i)))))
-        elif smooth:
+        elif grey:
             fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
-            smoothed = ema(b.mean_y, options.smoothing, b.counts)
-            fig.draw(
-                fig.signal(b.mean_x, smoothed, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines()
-            )
+        elif smooth or envelope or along:
+            if envelope:
+                fig.draw(
+                    fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines()
+                )
+            line = ema(b.mean_y, options.smoothing, b.counts) if smooth else b.mean_y
+            fig.draw(fig.signal(b.mean_x, line, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines())
         else:
             fig.draw(
                 fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines()
             )
-        drawn += 1
         y_marks.append(min(b.env_y))
         y_tops.append(max(b.env_y))
+
+    if len(traces) > MAX_RANK_LINES:  # every rank in one band, the outermost ranks on their own
+        band = rank_band(traces, plot_columns, positive_only=options.log_y)
+        if band.xs:
+            for edge in (band.low, band.high):  # the band's edges as two grey lines
+                draw(Buckets(band.xs, edge, band.xs, edge, band.counts), 0, False, envelope=False, grey=True)
+            mean = Buckets(band.xs, band.mean, band.xs, band.mean, band.counts)
+            draw(mean, 0, smooth, envelope=False, along=True)
+        for i, (_why, trace) in enumerate(band_outliers(traces), 1):
+            draw(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=False)
+    else:
+        for i, trace in enumerate(traces):
+            draw(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=smooth)
+    drawn = len(y_marks)
     if not drawn:
         return Text("no data yet", style="dim", justify="center")
     if marks:
         y = min(y_marks)
         fig.draw(fig.signal(marks, [y] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
     y_lo, y_hi = min(y_marks), max(y_tops)
-    if y_hi <= y_lo:  # a constant series: centre it, one tick at its value
+    if y_hi - y_lo <= abs(y_lo) * 1e-9:  # a constant series (to rounding): centre it, one tick at its value
         pad = 0.5 if options.log_y else (abs(y_lo) * 0.1 or 1.0)
         fig.ruler(1).lim(y_lo - pad, y_hi + pad)
         fig.ruler(1).ticks([y_lo], [short_num(10**y_lo) if options.log_y else fmt_num(y_lo)])
@@ -138,6 +166,8 @@ def legend(traces: list[Trace], name: str, smoothing: float) -> Text:
     """One line: colour key per rank, latest value, and the smoothing in use."""
     out = Text(no_wrap=True, overflow="ellipsis")
     shown = [t for t in traces if len(t.ys)]
+    if len(traces) > MAX_RANK_LINES:
+        return _band_legend(out, traces, shown, name, smoothing)
     for i, trace in enumerate(shown[:MAX_LEGEND]):
         out.append("■ ", style=f"color({colour(i)})")
         out.append(trace.label)
@@ -149,6 +179,24 @@ def legend(traces: list[Trace], name: str, smoothing: float) -> Text:
         out.append(f"since restart at step {fmt_num(min(restarts))}  ", style="yellow")
     if name in SMOOTHED and smoothing > 0:
         out.append(f"EMA {smoothing:g} (grey: min/max)", style="dim")
+    return out
+
+
+def _band_legend(out: Text, traces: list[Trace], shown: list[Trace], name: str, smoothing: float) -> Text:
+    latest = [t.ys[-1] for t in shown if math.isfinite(t.ys[-1])]
+    out.append("■ ", style=f"color({colour(0)})")
+    out.append(f"mean of {len(shown)} ranks")
+    if latest:
+        out.append(f" {fmt_num(sum(latest) / len(latest))}  ", style="bold")
+    for i, (why, trace) in enumerate(band_outliers(traces), 1):
+        out.append("■ ", style=f"color({colour(i)})")
+        out.append(f"{trace.label} ({why})")
+        out.append(f" {fmt_num(trace.ys[-1])}  ", style="bold")
+    restarts = [t.restart_step for t in shown if t.restart_step is not None]
+    if restarts:
+        out.append(f"since restart at step {fmt_num(min(restarts))}  ", style="yellow")
+    smoothed = f"EMA {smoothing:g}, " if name in SMOOTHED and smoothing > 0 else ""
+    out.append(f"{smoothed}grey: min/max over ranks; each rank: tab 2", style="dim")
     return out
 
 

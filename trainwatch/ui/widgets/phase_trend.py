@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from trainwatch.diagnosis.shares import TrendBucket, phase_keys, phase_trend
 from trainwatch.store.store import RankKey, Store
-from trainwatch.ui.data import rank_label
+from trainwatch.ui.data import needs_source, rank_label
 from trainwatch.ui.format import fmt_duration
 from trainwatch.ui.widgets.chart import short_num
 from trainwatch.ui.widgets.phase_bars import OTHER, append_legend, ordered_phases, phase_colour, phase_label
@@ -202,10 +202,10 @@ class PhaseTrend(Widget, can_focus=True):
         return True
 
     def _head(self, rank: RankKey, buckets: list[TrendBucket | None]) -> Text:
-        many = len({k.source for k in self.keys}) > 1
+        hosts = len({k.host for k in self.keys if k.host}) > 1
         shown = [b for b in buckets if b is not None]
         out = Text(no_wrap=True, overflow="ellipsis")
-        out.append(rank_label(rank, many, len({k.host for k in self.keys if k.host}) > 1), style="bold")
+        out.append(rank_label(rank, needs_source(self.keys, hosts), hosts), style="bold")
         if len(self.keys) > 1:
             out.append(f" ({self.rank_index + 1}/{len(self.keys)}, [ ] other ranks)", style="dim")
         what = "seconds per step" if self.seconds else "share of the step"

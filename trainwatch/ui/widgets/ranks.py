@@ -97,6 +97,7 @@ class RanksTable(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
         self._rows: set[RankKey] = set()
         self._columns: tuple[str, ...] = ()
+        self._pending_cursor: str | None = None  # the row key the cursor returns to after a reorder
 
     def on_mount(self) -> None:
         self._set_columns(COLUMNS)
@@ -109,6 +110,20 @@ class RanksTable(DataTable[Text]):
         for c in columns:
             self.add_column(c, key=c)
 
+    def _appends_in_order(self, rows: list[RankRow]) -> bool:
+        """Rows that are new can go at the end: the ranks the table shows come first."""
+        shown = [row.key in self._rows for row in rows]
+        return shown == sorted(shown, reverse=True)
+
+    def _reorder(self, rows: list[RankRow]) -> None:
+        """Ranks appeared out of order (256 per-rank files read in any order): rebuild the table in
+        the rows' order, the cursor staying on its rank."""
+        at = self.cursor_row
+        current = self.ordered_rows[at].key.value if 0 <= at < self.row_count else None
+        self.clear()
+        self._rows.clear()
+        self._pending_cursor = current
+
     def show(
         self,
         rows: list[RankRow],
@@ -119,6 +134,8 @@ class RanksTable(DataTable[Text]):
         columns = columns_for(rows)
         if columns != self._columns:
             self._set_columns(columns)
+        elif any(row.key not in self._rows for row in rows) and not self._appends_in_order(rows):
+            self._reorder(rows)
         for row in rows:
             key = f"{row.key.source}\x00{row.key.host}\x00{row.key.rank}"
             cells = row_cells(row, now_mono, stragglers, states, columns=columns)
@@ -129,3 +146,7 @@ class RanksTable(DataTable[Text]):
             for col, cell in zip(columns, cells, strict=True):
                 if self.get_cell(key, col) != cell:
                     self.update_cell(key, col, cell, update_width=True)
+        if self._pending_cursor is not None:
+            key, self._pending_cursor = self._pending_cursor, None
+            if key in self.rows:
+                self.move_cursor(row=self.get_row_index(key))

@@ -1,0 +1,155 @@
+"""A 32-node job: hundreds of per-rank files. Charts draw the ranks as one band (min/max and the
+mean over every rank) plus the two ranks furthest out, labels say `rank 7` rather than the
+file's path, and ranks are listed in numeric order (rank_2 before rank_10)."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from array import array
+from bisect import bisect_right
+from pathlib import Path
+
+from _ui_helpers import wait_for
+
+from trainwatch.store.store import RankKey
+from trainwatch.ui.app import TrainwatchApp
+from trainwatch.ui.data import MAX_RANK_LINES, Trace, band_outliers, needs_source, rank_band
+from trainwatch.ui.widgets.chart import Chart, ChartOptions, legend, render_chart
+from trainwatch.ui.widgets.ranks import RanksTable
+
+# Megatron-LM's iteration line, as in /work/shared/seeds/004
+LINE = (
+    " iteration {:8d}/ {:8d} | elapsed time per iteration (ms): {:.1f} | learning rate 1.000E-04 |"
+    " lm loss {:.6E} | loss scale 4096.0 |\n"
+)
+
+
+def trace(rank: int, rng: random.Random, n: int, nan_every: int = 0) -> Trace:
+    xs = array("d", sorted(rng.sample(range(10 * n), n)))
+    ys = array("d", (rng.uniform(0, 10) for _ in range(n)))
+    if nan_every:
+        for i in range(0, n, nan_every):
+            ys[i] = math.nan
+    return Trace(f"rank {rank}", xs, ys)
+
+
+def test_band_is_min_max_and_mean_of_every_rank_per_column() -> None:
+    rng = random.Random(7)
+    traces = [trace(r, rng, rng.randint(1, 300), nan_every=r % 4) for r in range(40)]
+    columns = 30
+    band = rank_band(traces, columns)
+    lo = min(t.xs[0] for t in traces)
+    hi = max(t.xs[-1] for t in traces)
+    bounds = [lo + (hi - lo) * c / columns for c in range(1, columns)]
+    cells: dict[int, list[float]] = {}
+    for t in traces:
+        for x, y in zip(t.xs, t.ys, strict=True):
+            if not math.isnan(y):
+                cells.setdefault(bisect_right(bounds, x), []).append(y)
+    assert len(band.xs) == len(cells)
+    for x, low, high, mean, count in zip(band.xs, band.low, band.high, band.mean, band.counts, strict=True):
+        ys = cells[min(columns - 1, int((x - lo) / (hi - lo) * columns))]
+        assert (low, high, count) == (min(ys), max(ys), len(ys))
+        assert mean == sum(ys) / len(ys) or math.isclose(mean, sum(ys) / len(ys), rel_tol=1e-12)
+
+
+def test_band_of_times_out_of_order_still_covers_every_point() -> None:
+    # wall-time x axes of a relaunched rank can go back: cut by index, nothing lost
+    traces = [Trace("rank 0", array("d", [5, 1, 3, 2]), array("d", [1, 9, 4, 2])), trace(1, random.Random(1), 50)]
+    band = rank_band(traces, 10)
+    assert sum(band.counts) == 54
+    assert min(band.low) == min(min(t.ys) for t in traces)
+    assert max(band.high) == max(max(t.ys) for t in traces)
+
+
+def test_many_ranks_draw_as_a_band_with_the_outermost_ranks() -> None:
+    rng = random.Random(3)
+    n = 64
+    traces = [
+        Trace(
+            f"rank {r}",
+            array("d", range(500)),
+            array("d", (0.9 + 0.001 * r + rng.uniform(0, 1e-4) for _ in range(500))),
+        )
+        for r in range(n)
+    ]
+    text = legend(traces, "step_time_s", 0.0).plain
+    assert f"mean of {n} ranks" in text
+    assert "rank 63 (highest now)" in text and "rank 0 (lowest now)" in text
+    assert [t.label for _why, t in band_outliers(traces)] == ["rank 63", "rank 0"]
+    plot = render_chart(traces, 80, 16, name="step_time_s", options=ChartOptions()).plain
+    assert "cannot draw" not in plot
+    assert any(0x2800 < ord(c) <= 0x28FF for c in plot)  # braille: lines were drawn
+
+
+def test_identical_ranks_draw_one_constant_band() -> None:
+    # every rank prints the same step time (synchronous training): no outliers, one tick at the value
+    traces = [Trace(f"rank {r}", array("d", range(300)), array("d", [0.9] * 300)) for r in range(MAX_RANK_LINES + 1)]
+    assert band_outliers(traces) == []
+    plot = render_chart(traces, 60, 10, name="step_time_s", options=ChartOptions()).plain
+    assert "0.9┤" in plot
+
+
+def test_rank_labels_name_the_file_only_when_ranks_repeat() -> None:
+    per_rank = [RankKey(f"/logs/rank_{r}.log", r) for r in range(4)]
+    assert not needs_source(per_rank, False)
+    two_runs = [RankKey("/a/out.log", 0), RankKey("/b/out.log", 0)]
+    assert needs_source(two_runs, False)
+    assert needs_source([RankKey("/a.log", None), RankKey("/b.log", 1)], False)
+
+
+async def test_a_directory_of_per_rank_files(tmp_path: Path) -> None:
+    ranks = 12
+    for r in range(ranks):
+        with (tmp_path / f"rank_{r}.log").open("w") as f:
+            for i in range(1, 81):
+                f.write(LINE.format(i, 1000, 900.0 + 10 * r, 5.0 / (1 + i / 50)))
+    app = TrainwatchApp([str(tmp_path)])
+    async with app.run_test(size=(160, 45)) as pilot:
+
+        def loss_legend() -> str:
+            charts = [c for c in app.query(Chart) if c.metric == "loss"]
+            return charts[0]._legend.plain if charts else ""
+
+        assert await wait_for(pilot, lambda: f"mean of {ranks} ranks" in loss_legend())
+        await pilot.press("2")
+        table = app.query_one(RanksTable)
+        assert await wait_for(pilot, lambda: table.row_count == ranks)
+        labels = [table.get_row_at(i)[0].plain for i in range(ranks)]
+        assert labels == [f"rank {r}" for r in range(ranks)]
+
+
+async def test_a_costly_redraw_is_spaced_out(tmp_path: Path) -> None:
+    # a chart tick that takes 0.5 s (hundreds of ranks on a slow node) is not repeated every second
+    log = tmp_path / "out.log"
+    log.write_text("".join(LINE.format(i, 1000, 900.0, 2.0) for i in range(1, 30)))
+    app = TrainwatchApp([str(log)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await wait_for(pilot, lambda: app.verdict.status != "unknown")
+        ticks: list[float] = []
+        real = app.slow_tick
+
+        def counted() -> None:
+            ticks.append(time.monotonic())
+            real()
+            app._charts_cost = cost  # as if this tick had taken that long
+
+        app.slow_tick = counted  # type: ignore[method-assign]
+
+        async def ticks_while_the_store_changes(seconds: float) -> int:
+            ticks.clear()
+            for _ in range(int(seconds / 0.1)):
+                app.store.touch()
+                app._request_redraw()
+                await pilot.pause(0.1)
+            return len(ticks)
+
+        cost = 0.0
+        cheap = await ticks_while_the_store_changes(3.0)
+        cost = 0.5  # next tick no sooner than 0.5 / REDRAW_SHARE (> 6 s) after one
+        await ticks_while_the_store_changes(1.5)  # (one tick paced the old way may still run)
+        costly = await ticks_while_the_store_changes(3.0)
+        assert cheap >= 2  # about one a second (slow_interval)
+        assert costly == 0
