@@ -55,12 +55,24 @@ DIAGNOSE_IDLE_EVERY_S = 5.0
 # A redraw that takes long (hundreds of ranks) is spaced out so that redrawing takes at most
 # about this share of a core, whatever the intervals say: numbers and charts get later, the
 # dashboard stays responsive and off the training job's CPU.
-REDRAW_SHARE = 0.08
+REDRAW_SHARE = 0.05
+# Work that took longer than this last time is done off the event loop's turn, so keys and the
+# header's numbers are never held up behind it: judging runs in a thread, charts are drawn one
+# per turn.
+INLINE_S = 0.03
 NO_EVENTS = "no events yet: overflows, NaNs, OOMs, NCCL timeouts, tracebacks, signals and checkpoints appear here"
 
 
 class StoreChanged(Message):
     """Posted from the pipeline thread: sources were read (records, raw lines or notes)."""
+
+
+class Judged(Message):
+    """Posted from the judging thread: the verdict and findings of the store as it was."""
+
+    def __init__(self, verdict: Verdict, findings: list[Finding], cost: float) -> None:
+        super().__init__()
+        self.verdict, self.findings, self.cost = verdict, findings, cost
 
 
 class TrainwatchApp(App[None]):
@@ -123,6 +135,8 @@ class TrainwatchApp(App[None]):
         self._charts_version = self._phases_version = -1
         self._diag_forced_at = -1e9
         self._diag_cost = 0.0
+        self._judging = False  # a judgement is running in its thread
+        self._diag_mono = -1e9  # monotonic time of the last judgement
         self._charted: list[str] | None = None  # the metrics _ensure_charts last laid out
 
     # ------------------------------------------------------------- layout
@@ -227,6 +241,11 @@ class TrainwatchApp(App[None]):
 
     def _deferred_charts(self) -> None:
         self._charts_timer = None
+        # charts drawn one per turn added their cost after this timer was set: pace by it
+        wait = self._charts_at + max(self.slow_interval, self._charts_cost / REDRAW_SHARE) - time.monotonic()
+        if wait > 0.01:
+            self._charts_timer = self.set_timer(wait, self._deferred_charts)
+            return
         self.slow_tick()
 
     def _tab(self) -> str:
@@ -263,20 +282,31 @@ class TrainwatchApp(App[None]):
         self._charts_version = version = self.store.version
         marks = None
         with self.batch_update():
-            # The verdict and findings (a few ms on a long run) follow the log at this pace too.
-            if self._diagnose(version):
+            # The verdict and findings (a few ms on a long run) follow the log at this pace too,
+            # or slower when judging takes long (hundreds of ranks).
+            if self._diag_due() and self._diagnose(version):
                 self._update_header()
                 self._update_ranks()
             if version != self._phases_version:  # medians of the last steps: paced like a chart
                 self._phases_version = version
                 self.main.query_one(PhaseBars).update_from(self.store, version)
+            later = self._charts_cost > INLINE_S
             for chart in self.main.query(Chart):
                 if chart.metric == "loss_scale":
                     marks = marks if marks is not None else overflow_steps(self.store)
-                    chart.update_from(self.store, self.options, marks)
+                if later:
+                    self.call_later(self._draw_chart, chart, marks, True)
                 else:
-                    chart.update_from(self.store, self.options)
+                    self._draw_chart(chart, marks)
         self._charts_cost = time.monotonic() - start
+
+    def _draw_chart(self, chart: Chart, marks: list[float] | None, later: bool = False) -> None:
+        start = time.monotonic()
+        if later and not (self._alive() and chart.is_attached):
+            return
+        chart.update_from(self.store, self.options, marks if chart.metric == "loss_scale" else None)
+        if later:
+            self._charts_cost += time.monotonic() - start  # the tick's cost, for its pacing
 
     def clock_tick(self) -> None:
         """Every slow_interval: what moves with time alone — ages, and the status of an idle run."""
@@ -288,7 +318,6 @@ class TrainwatchApp(App[None]):
         # store every few seconds, not every tick.
         now = self.clock.wall()
         if now - self._diag_forced_at >= max(DIAGNOSE_IDLE_EVERY_S, self._diag_cost / REDRAW_SHARE):
-            self._diag_forced_at = now
             self._diagnose(self.store.version, force=True)
         with self.batch_update():
             self._update_header()  # redraws only if its text changed ("last write 5s" -> "6s")
@@ -301,19 +330,42 @@ class TrainwatchApp(App[None]):
             self._update_ranks()
 
     def _diagnose(self, version: int, force: bool = False) -> bool:
-        """Judge the run again if the store changed (or force). True if it was judged."""
-        if version == self._diag_version and not force:
+        """Judge the run again if the store changed (or force). True if it was judged now; a
+        judgement that took long last time runs in a thread and arrives as `Judged`."""
+        if (version == self._diag_version and not force) or self._judging:
             return False
         self._diag_version = version
-        now = self.clock.wall()
+        now = self._diag_forced_at = self.clock.wall()
+        self._diag_mono = time.monotonic()
+        if self._diag_cost > INLINE_S:
+            self._judging = True
+            self.run_worker(lambda: self._judge_in_thread(now), thread=True, group="judge", exit_on_error=False)
+            return False
+        self.verdict, self.findings, self._diag_cost = self._judge_now(now)
+        return True
+
+    def _diag_due(self) -> bool:
+        return time.monotonic() - self._diag_mono >= self._diag_cost / REDRAW_SHARE
+
+    def _judge_now(self, now: float) -> tuple[Verdict, list[Finding], float]:
         start = time.monotonic()
         try:
-            self.verdict, self.findings = self._judge(self.store, now)
+            verdict, found = self._judge(self.store, now)
         except Exception as exc:
-            self.verdict = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}")
-            self.findings = []
-        self._diag_cost = time.monotonic() - start
-        return True
+            verdict, found = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}"), []
+        return verdict, found, time.monotonic() - start
+
+    def _judge_in_thread(self, now: float) -> None:
+        self.post_message(Judged(*self._judge_now(now)))
+
+    @on(Judged)
+    def _judged(self, message: Judged) -> None:
+        self._judging = False
+        self.verdict, self.findings, self._diag_cost = message.verdict, message.findings, message.cost
+        if self._alive():
+            with self.batch_update():
+                self._update_header()
+                self._update_ranks()
 
     def _update_header(self) -> None:
         with self.store.lock:

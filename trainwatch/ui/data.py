@@ -12,7 +12,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import gt
+from operator import add, gt
 
 from trainwatch.records import Event
 from trainwatch.store.series import Series
@@ -307,20 +307,22 @@ def rank_band(traces: Sequence[Trace], columns: int, positive_only: bool = False
             cuts = [n * c // columns for c in range(1, columns)]
         else:
             cuts = [bisect_left(t.xs, x, 0, n) for x in bounds]
-        a = 0
-        for c, e in enumerate((*cuts, n)):
-            if e > a:
-                chunk: Sequence[float] = t.ys[a:e]
-                s = sum(chunk)
-                if math.isnan(s) or math.isinf(s) or positive_only:
-                    chunk = [v for v in _finite(chunk) if v > 0 or not positive_only]
-                    s = sum(chunk)
-                if chunk:
-                    low[c] = min(low[c], min(chunk))
-                    high[c] = max(high[c], max(chunk))
-                    total[c] += s
-                    count[c] += len(chunk)
-                a = e
+        chunks = list(map(t.ys.__getitem__, map(slice, (0, *cuts), (*cuts, n))))
+        sums = list(map(sum, chunks))
+        if not positive_only and all(chunks) and math.isfinite(sum(sums)):
+            # the usual trace (finite, a point in every column): column-wise in C-level maps
+            low = list(map(min, low, map(min, chunks)))
+            high = list(map(max, high, map(max, chunks)))
+            total = list(map(add, total, sums))
+            count = list(map(add, count, map(len, chunks)))
+            continue
+        for c, chunk in enumerate(chunks):
+            good = [v for v in _finite(chunk) if v > 0 or not positive_only]
+            if good:
+                low[c] = min(low[c], min(good))
+                high[c] = max(high[c], max(good))
+                total[c] += sum(good)
+                count[c] += len(good)
     width = span / columns
     for c in range(columns):
         if count[c]:
