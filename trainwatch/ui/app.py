@@ -60,6 +60,24 @@ REDRAW_SHARE = 0.05
 # header's numbers are never held up behind it: judging runs in a thread, charts are drawn one
 # per turn.
 INLINE_S = 0.03
+PACE_MAX_S = 5.0  # ...but nothing shown lags the log by more than this
+
+
+NUMBERS_SHARE = 0.10  # the header's numbers are what a user watches: they may take more
+LOCK_WAIT_S = 0.005  # a redraw waits this long for the store, else it is retried...
+RETRY_S = 0.05  # ...this much later
+
+
+def paced(cost: float, share: float = REDRAW_SHARE) -> float:
+    """The least time between two redraws of a kind that took `cost` seconds."""
+    return min(PACE_MAX_S, cost / share)
+
+
+def smoothed(previous: float, cost: float) -> float:
+    """A redraw's usual cost: one slow redraw (a burst of events) does not hold the next one back long."""
+    return 0.7 * previous + 0.3 * cost
+
+
 NO_EVENTS = "no events yet: overflows, NaNs, OOMs, NCCL timeouts, tracebacks, signals and checkpoints appear here"
 
 
@@ -70,9 +88,9 @@ class StoreChanged(Message):
 class Judged(Message):
     """Posted from the judging thread: the verdict and findings of the store as it was."""
 
-    def __init__(self, verdict: Verdict, findings: list[Finding], cost: float) -> None:
+    def __init__(self, verdict: Verdict, findings: list[Finding], cost: float, changed: bool) -> None:
         super().__init__()
-        self.verdict, self.findings, self.cost = verdict, findings, cost
+        self.verdict, self.findings, self.cost, self.changed = verdict, findings, cost, changed
 
 
 class TrainwatchApp(App[None]):
@@ -130,11 +148,14 @@ class TrainwatchApp(App[None]):
         self._wake_pending = False  # a StoreChanged is in flight (set by the pipeline thread)
         self._numbers_at = self._charts_at = -1e9  # monotonic time of the last redraw of each
         self._numbers_cost = self._charts_cost = 0.0  # seconds the last redraw of each took
+        self._draw_cost = self._drawn = 0.0  # the charts' share of it, the last time they redrew
         self._numbers_timer: Timer | None = None
         self._charts_timer: Timer | None = None
         self._charts_version = self._phases_version = -1
         self._diag_forced_at = -1e9
-        self._diag_cost = 0.0
+        # what the last judgement cost, after a change of the store (the findings that depend on
+        # the records are computed again) and without one (only the time-dependent status)
+        self._diag_costs = {True: 0.0, False: 0.0}
         self._judging = False  # a judgement is running in its thread
         self._diag_mono = -1e9  # monotonic time of the last judgement
         self._charted: list[str] | None = None  # the metrics _ensure_charts last laid out
@@ -224,12 +245,12 @@ class TrainwatchApp(App[None]):
     def _request_redraw(self) -> None:
         """Numbers now (or when fast_interval has passed since the last time), charts within slow_interval."""
         now = time.monotonic()
-        wait = self._numbers_at + max(self.fast_interval, self._numbers_cost / REDRAW_SHARE) - now
+        wait = self._numbers_at + max(self.fast_interval, paced(self._numbers_cost, NUMBERS_SHARE)) - now
         if wait <= 0:
             self.fast_tick()
         elif self._numbers_timer is None:
             self._numbers_timer = self.set_timer(wait, self._deferred_numbers)
-        wait = self._charts_at + max(self.slow_interval, self._charts_cost / REDRAW_SHARE) - now
+        wait = self._charts_at + max(self.slow_interval, paced(self._charts_cost)) - now
         if wait <= 0:
             self.slow_tick()
         elif self._charts_timer is None:
@@ -242,7 +263,7 @@ class TrainwatchApp(App[None]):
     def _deferred_charts(self) -> None:
         self._charts_timer = None
         # charts drawn one per turn added their cost after this timer was set: pace by it
-        wait = self._charts_at + max(self.slow_interval, self._charts_cost / REDRAW_SHARE) - time.monotonic()
+        wait = self._charts_at + max(self.slow_interval, paced(self._charts_cost)) - time.monotonic()
         if wait > 0.01:
             self._charts_timer = self.set_timer(wait, self._deferred_charts)
             return
@@ -251,11 +272,27 @@ class TrainwatchApp(App[None]):
     def _tab(self) -> str:
         return self.main.query_one(TabbedContent).active
 
+    def _store_free(self) -> bool:
+        """Take the store's lock for a redraw if it comes within LOCK_WAIT_S. The ingest thread
+        (adding a batch) or the judging thread may hold it for tens of ms at 256 ranks: the
+        event loop does not wait for them (keys stay responsive), it redraws a moment later."""
+        return self.store.lock.acquire(timeout=LOCK_WAIT_S)
+
     def fast_tick(self) -> None:
         """Numbers: header, ranks, events, log — what changed since the last time."""
         self._wake_pending = False  # before reading the store: a later change wakes us again
         if not self._alive():
             return
+        if not self._store_free():
+            if self._numbers_timer is None:
+                self._numbers_timer = self.set_timer(RETRY_S, self._deferred_numbers)
+            return
+        try:
+            self._fast_tick()
+        finally:
+            self.store.lock.release()
+
+    def _fast_tick(self) -> None:
         self._numbers_at = start = time.monotonic()
         version = self.store.version
         changed = version != self._seen_version
@@ -271,13 +308,23 @@ class TrainwatchApp(App[None]):
             self.main.query_one(LogPane).update_from_store()
             if changed:
                 self.main.query_one(ProfilerPane).update_from_store()
-        self._numbers_cost = time.monotonic() - start
+        self._numbers_cost = smoothed(self._numbers_cost, time.monotonic() - start)
 
     def slow_tick(self) -> None:
         """Charts, phase bars and the verdict (~1/s while the log grows). A chart redraws only
         if its metric got points or its size/options changed."""
         if not self._alive():
             return
+        if not self._store_free():
+            if self._charts_timer is None:
+                self._charts_timer = self.set_timer(RETRY_S, self._deferred_charts)
+            return
+        try:
+            self._slow_tick()
+        finally:
+            self.store.lock.release()
+
+    def _slow_tick(self) -> None:
         self._charts_at = start = time.monotonic()
         self._charts_version = version = self.store.version
         marks = None
@@ -290,7 +337,8 @@ class TrainwatchApp(App[None]):
             if version != self._phases_version:  # medians of the last steps: paced like a chart
                 self._phases_version = version
                 self.main.query_one(PhaseBars).update_from(self.store, version)
-            later = self._charts_cost > INLINE_S
+            later = self._draw_cost > INLINE_S  # (what the charts took the last time they redrew)
+            self._drawn = 0.0
             for chart in self.main.query(Chart):
                 if chart.metric == "loss_scale":
                     marks = marks if marks is not None else overflow_steps(self.store)
@@ -304,9 +352,20 @@ class TrainwatchApp(App[None]):
         start = time.monotonic()
         if later and not (self._alive() and chart.is_attached):
             return
-        chart.update_from(self.store, self.options, marks if chart.metric == "loss_scale" else None)
-        if later:
-            self._charts_cost += time.monotonic() - start  # the tick's cost, for its pacing
+        if later and not self._store_free():
+            self.set_timer(RETRY_S, lambda: self._draw_chart(chart, marks, True))
+            return
+        try:
+            redrawn = chart.update_from(self.store, self.options, marks if chart.metric == "loss_scale" else None)
+        finally:
+            if later:
+                self.store.lock.release()
+        if redrawn:
+            cost = time.monotonic() - start
+            self._drawn += cost
+            self._draw_cost = self._drawn
+            if later:
+                self._charts_cost += cost  # the tick's cost, for its pacing
 
     def clock_tick(self) -> None:
         """Every slow_interval: what moves with time alone — ages, and the status of an idle run."""
@@ -317,12 +376,17 @@ class TrainwatchApp(App[None]):
         # Status depends on time too (a stall is the absence of news): re-judge an idle
         # store every few seconds, not every tick.
         now = self.clock.wall()
-        if now - self._diag_forced_at >= max(DIAGNOSE_IDLE_EVERY_S, self._diag_cost / REDRAW_SHARE):
+        if now - self._diag_forced_at >= max(DIAGNOSE_IDLE_EVERY_S, paced(self._diag_costs[False])):
             self._diagnose(self.store.version, force=True)
-        with self.batch_update():
-            self._update_header()  # redraws only if its text changed ("last write 5s" -> "6s")
-            if self._tab() == "ranks":  # the "updated" ages; refreshed on showing the tab otherwise
-                self._update_ranks()
+        if not self._store_free():
+            return  # the ages move on at the next tick
+        try:
+            with self.batch_update():
+                self._update_header()  # redraws only if its text changed ("last write 5s" -> "6s")
+                if self._tab() == "ranks":  # the "updated" ages; refreshed on showing the tab otherwise
+                    self._update_ranks()
+        finally:
+            self.store.lock.release()
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self) -> None:
@@ -334,18 +398,24 @@ class TrainwatchApp(App[None]):
         judgement that took long last time runs in a thread and arrives as `Judged`."""
         if (version == self._diag_version and not force) or self._judging:
             return False
+        changed = version != self._diag_version
         self._diag_version = version
         now = self._diag_forced_at = self.clock.wall()
         self._diag_mono = time.monotonic()
-        if self._diag_cost > INLINE_S:
+        if self._diag_costs[changed] > INLINE_S:
             self._judging = True
-            self.run_worker(lambda: self._judge_in_thread(now), thread=True, group="judge", exit_on_error=False)
+            self.run_worker(
+                lambda: self.post_message(Judged(*self._judge_now(now), changed)),
+                thread=True,
+                group="judge",
+                exit_on_error=False,
+            )
             return False
-        self.verdict, self.findings, self._diag_cost = self._judge_now(now)
+        self.verdict, self.findings, self._diag_costs[changed] = self._judge_now(now)
         return True
 
     def _diag_due(self) -> bool:
-        return time.monotonic() - self._diag_mono >= self._diag_cost / REDRAW_SHARE
+        return time.monotonic() - self._diag_mono >= paced(self._diag_costs[True])
 
     def _judge_now(self, now: float) -> tuple[Verdict, list[Finding], float]:
         start = time.monotonic()
@@ -355,13 +425,11 @@ class TrainwatchApp(App[None]):
             verdict, found = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}"), []
         return verdict, found, time.monotonic() - start
 
-    def _judge_in_thread(self, now: float) -> None:
-        self.post_message(Judged(*self._judge_now(now)))
-
     @on(Judged)
     def _judged(self, message: Judged) -> None:
         self._judging = False
-        self.verdict, self.findings, self._diag_cost = message.verdict, message.findings, message.cost
+        self.verdict, self.findings = message.verdict, message.findings
+        self._diag_costs[message.changed] = message.cost
         if self._alive():
             with self.batch_update():
                 self._update_header()
