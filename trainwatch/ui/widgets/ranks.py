@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from trainwatch.store.store import RankKey
 from trainwatch.ui.data import RankRow
@@ -145,7 +146,10 @@ class RanksTable(DataTable[Text]):
                 continue
             for col, cell in zip(columns, cells, strict=True):
                 if self.get_cell(key, col) != cell:
-                    self.update_cell(key, col, cell, update_width=True)
+                    # Measuring a column again costs a pass over all its rows (256 ranks, every
+                    # second): only when the new text is wider than the column.
+                    wider = cell.cell_len > self.columns[ColumnKey(col)].content_width
+                    self.update_cell(key, col, cell, update_width=wider)
         if self._pending_cursor is not None:
             key, self._pending_cursor = self._pending_cursor, None
             if key in self.rows:
