@@ -12,6 +12,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import add, gt
 
 from trainwatch.records import Event
@@ -309,12 +310,21 @@ def rank_band(traces: Sequence[Trace], columns: int, positive_only: bool = False
             cuts = [bisect_left(t.xs, x, 0, n) for x in bounds]
         chunks = list(map(t.ys.__getitem__, map(slice, (0, *cuts), (*cuts, n))))
         sums = list(map(sum, chunks))
-        if not positive_only and all(chunks) and math.isfinite(sum(sums)):
-            # the usual trace (finite, a point in every column): column-wise in C-level maps
-            low = list(map(min, low, map(min, chunks)))
-            high = list(map(max, high, map(max, chunks)))
-            total = list(map(add, total, sums))
-            count = list(map(add, count, map(len, chunks)))
+        if not positive_only and math.isfinite(sum(sums)):
+            # the usual trace (finite values): column-wise in C-level maps, over the columns it
+            # has points in (all of them, unless it started late: a relaunch, a rank that joined)
+            if all(chunks):
+                low = list(map(min, low, map(min, chunks)))
+                high = list(map(max, high, map(max, chunks)))
+                total = list(map(add, total, sums))
+                count = list(map(add, count, map(len, chunks)))
+                continue
+            for c in compress(range(columns), chunks):
+                chunk = chunks[c]
+                low[c] = min(low[c], min(chunk))
+                high[c] = max(high[c], max(chunk))
+                total[c] += sums[c]
+                count[c] += len(chunk)
             continue
         for c, chunk in enumerate(chunks):
             good = [v for v in _finite(chunk) if v > 0 or not positive_only]
