@@ -55,7 +55,7 @@ DIAGNOSE_IDLE_EVERY_S = 5.0
 # A redraw that takes long (hundreds of ranks) is spaced out so that redrawing takes at most
 # about this share of a core, whatever the intervals say: numbers and charts get later, the
 # dashboard stays responsive and off the training job's CPU.
-REDRAW_SHARE = 0.05
+REDRAW_SHARE = 0.05  # (costs are the redrawing thread's CPU time: waiting for the GIL is not cost)
 # Work that took longer than this last time is done off the event loop's turn, so keys and the
 # header's numbers are never held up behind it: judging runs in a thread, charts are drawn one
 # per turn.
@@ -293,7 +293,8 @@ class TrainwatchApp(App[None]):
             self.store.lock.release()
 
     def _fast_tick(self) -> None:
-        self._numbers_at = start = time.monotonic()
+        self._numbers_at = time.monotonic()
+        start = time.thread_time()
         version = self.store.version
         changed = version != self._seen_version
         self._seen_version = version
@@ -308,7 +309,7 @@ class TrainwatchApp(App[None]):
             self.main.query_one(LogPane).update_from_store()
             if changed:
                 self.main.query_one(ProfilerPane).update_from_store()
-        self._numbers_cost = smoothed(self._numbers_cost, time.monotonic() - start)
+        self._numbers_cost = smoothed(self._numbers_cost, time.thread_time() - start)
 
     def slow_tick(self) -> None:
         """Charts, phase bars and the verdict (~1/s while the log grows). A chart redraws only
@@ -325,7 +326,8 @@ class TrainwatchApp(App[None]):
             self.store.lock.release()
 
     def _slow_tick(self) -> None:
-        self._charts_at = start = time.monotonic()
+        self._charts_at = time.monotonic()
+        start = time.thread_time()
         self._charts_version = version = self.store.version
         marks = None
         with self.batch_update():
@@ -346,10 +348,10 @@ class TrainwatchApp(App[None]):
                     self.call_later(self._draw_chart, chart, marks, True)
                 else:
                     self._draw_chart(chart, marks)
-        self._charts_cost = time.monotonic() - start
+        self._charts_cost = time.thread_time() - start
 
     def _draw_chart(self, chart: Chart, marks: list[float] | None, later: bool = False) -> None:
-        start = time.monotonic()
+        start = time.thread_time()
         if later and not (self._alive() and chart.is_attached):
             return
         if later and not self._store_free():
@@ -361,7 +363,7 @@ class TrainwatchApp(App[None]):
             if later:
                 self.store.lock.release()
         if redrawn:
-            cost = time.monotonic() - start
+            cost = time.thread_time() - start
             self._drawn += cost
             self._draw_cost = self._drawn
             if later:
@@ -418,12 +420,12 @@ class TrainwatchApp(App[None]):
         return time.monotonic() - self._diag_mono >= paced(self._diag_costs[True])
 
     def _judge_now(self, now: float) -> tuple[Verdict, list[Finding], float]:
-        start = time.monotonic()
+        start = time.thread_time()
         try:
             verdict, found = self._judge(self.store, now)
         except Exception as exc:
             verdict, found = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}"), []
-        return verdict, found, time.monotonic() - start
+        return verdict, found, time.thread_time() - start
 
     @on(Judged)
     def _judged(self, message: Judged) -> None:
