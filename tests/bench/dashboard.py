@@ -191,16 +191,7 @@ def screen_latency(n: int, size: tuple[int, int], poll: bool = False, warmup: fl
             alive = app.proc.poll() is None
         finally:
             app.close()
-    shown = first_shown(chunks, [(i, f"step {i:,}".encode()) for i in written])
-    # A step replaced on screen by a later one before a redraw is never drawn itself: it was
-    # shown (as part of the state) when the first later step was.
-    seen: dict[int, float] = {}
-    soonest = float("inf")
-    for i in sorted(written, reverse=True):
-        soonest = min(soonest, shown.get(i, float("inf")))
-        if soonest < float("inf"):
-            seen[i] = soonest
-    lat = [1000 * (seen[i] - t) for i, t in written.items() if i in seen]
+    lat = step_latencies(chunks, written)
     return {
         "steps": f"{len(lat)}/{n}",
         "p50_ms": pct(lat, 0.5) if lat else float("nan"),
@@ -260,14 +251,7 @@ def many_files(size: tuple[int, int], files: int = 256, seconds: float = 20.0, w
         finally:
             app.close()
     written = {int(k): v for k, v in __import__("json").loads(out).items()}
-    shown = first_shown(chunks, [(i, f"step {i:,}".encode()) for i in written])
-    seen: dict[int, float] = {}
-    soonest = float("inf")
-    for i in sorted(written, reverse=True):
-        soonest = min(soonest, shown.get(i, float("inf")))
-        if soonest < float("inf"):
-            seen[i] = soonest
-    lat = [1000 * (seen[i] - t) for i, t in written.items() if i in seen]
+    lat = step_latencies(chunks, written)
     return {
         "idle_pct": idle,
         "busy_pct": 100 * (c1 - c0) / (t1 - t0),
@@ -275,6 +259,21 @@ def many_files(size: tuple[int, int], files: int = 256, seconds: float = 20.0, w
         "p95_ms": pct(lat, 0.95) if lat else float("nan"),
         "alive": alive,
     }
+
+
+def step_latencies(chunks: list[tuple[float, bytes]], written: dict[int, float]) -> list[float]:
+    """Per step written (step -> monotonic write time), ms until `step N` was on the screen.
+
+    A step replaced on screen by a later one before a redraw is never drawn itself: it was
+    shown (as part of the state) when the first later step was."""
+    shown = first_shown(chunks, [(i, f"step {i:,}".encode()) for i in written])
+    seen: dict[int, float] = {}
+    soonest = float("inf")
+    for i in sorted(written, reverse=True):
+        soonest = min(soonest, shown.get(i, float("inf")))
+        if soonest < float("inf"):
+            seen[i] = soonest
+    return [1000 * (seen[i] - t) for i, t in written.items() if i in seen]
 
 
 def first_shown(chunks: list[tuple[float, bytes]], needles: list[tuple[int, bytes]]) -> dict[int, float]:

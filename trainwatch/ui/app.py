@@ -278,19 +278,24 @@ class TrainwatchApp(App[None]):
         event loop does not wait for them (keys stay responsive), it redraws a moment later."""
         return self.store.lock.acquire(timeout=LOCK_WAIT_S)
 
-    def fast_tick(self) -> None:
-        """Numbers: header, ranks, events, log — what changed since the last time."""
-        self._wake_pending = False  # before reading the store: a later change wakes us again
+    def _with_store(self, tick: Callable[[], None], timer: str, retry: Callable[[], None]) -> None:
+        """Run a redraw holding the store's lock, or retry it RETRY_S later (timer: the attribute
+        holding that redraw's pending timer) when another thread has the store."""
         if not self._alive():
             return
         if not self._store_free():
-            if self._numbers_timer is None:
-                self._numbers_timer = self.set_timer(RETRY_S, self._deferred_numbers)
+            if getattr(self, timer) is None:
+                setattr(self, timer, self.set_timer(RETRY_S, retry))
             return
         try:
-            self._fast_tick()
+            tick()
         finally:
             self.store.lock.release()
+
+    def fast_tick(self) -> None:
+        """Numbers: header, ranks, events, log — what changed since the last time."""
+        self._wake_pending = False  # before reading the store: a later change wakes us again
+        self._with_store(self._fast_tick, "_numbers_timer", self._deferred_numbers)
 
     def _fast_tick(self) -> None:
         self._numbers_at = time.monotonic()
@@ -314,16 +319,7 @@ class TrainwatchApp(App[None]):
     def slow_tick(self) -> None:
         """Charts, phase bars and the verdict (~1/s while the log grows). A chart redraws only
         if its metric got points or its size/options changed."""
-        if not self._alive():
-            return
-        if not self._store_free():
-            if self._charts_timer is None:
-                self._charts_timer = self.set_timer(RETRY_S, self._deferred_charts)
-            return
-        try:
-            self._slow_tick()
-        finally:
-            self.store.lock.release()
+        self._with_store(self._slow_tick, "_charts_timer", self._deferred_charts)
 
     def _slow_tick(self) -> None:
         self._charts_at = time.monotonic()
