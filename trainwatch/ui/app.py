@@ -278,14 +278,20 @@ class TrainwatchApp(App[None]):
         event loop does not wait for them (keys stay responsive), it redraws a moment later."""
         return self.store.lock.acquire(timeout=LOCK_WAIT_S)
 
-    def _with_store(self, tick: Callable[[], None], timer: str, retry: Callable[[], None]) -> None:
-        """Run a redraw holding the store's lock, or retry it RETRY_S later (timer: the attribute
-        holding that redraw's pending timer) when another thread has the store."""
+    def _with_store(self, tick: Callable[[], None], timer: str, retry: Callable[[], None], hold: bool) -> None:
+        """Run a redraw when the store is free, or retry it RETRY_S later (timer: the attribute
+        holding that redraw's pending timer) when another thread has it. hold: keep the lock for
+        the whole redraw (a few ms: one consistent look); else only look that it is free (charts
+        take it just to copy their series: plotting must not hold up the ingest thread)."""
         if not self._alive():
             return
         if not self._store_free():
             if getattr(self, timer) is None:
                 setattr(self, timer, self.set_timer(RETRY_S, retry))
+            return
+        if not hold:
+            self.store.lock.release()
+            tick()
             return
         try:
             tick()
@@ -295,7 +301,7 @@ class TrainwatchApp(App[None]):
     def fast_tick(self) -> None:
         """Numbers: header, ranks, events, log — what changed since the last time."""
         self._wake_pending = False  # before reading the store: a later change wakes us again
-        self._with_store(self._fast_tick, "_numbers_timer", self._deferred_numbers)
+        self._with_store(self._fast_tick, "_numbers_timer", self._deferred_numbers, hold=True)
 
     def _fast_tick(self) -> None:
         self._numbers_at = time.monotonic()
@@ -319,7 +325,7 @@ class TrainwatchApp(App[None]):
     def slow_tick(self) -> None:
         """Charts, phase bars and the verdict (~1/s while the log grows). A chart redraws only
         if its metric got points or its size/options changed."""
-        self._with_store(self._slow_tick, "_charts_timer", self._deferred_charts)
+        self._with_store(self._slow_tick, "_charts_timer", self._deferred_charts, hold=False)
 
     def _slow_tick(self) -> None:
         self._charts_at = time.monotonic()
@@ -350,14 +356,12 @@ class TrainwatchApp(App[None]):
         start = time.thread_time()
         if later and not (self._alive() and chart.is_attached):
             return
-        if later and not self._store_free():
-            self.set_timer(RETRY_S, lambda: self._draw_chart(chart, marks, True))
-            return
-        try:
-            redrawn = chart.update_from(self.store, self.options, marks if chart.metric == "loss_scale" else None)
-        finally:
-            if later:
-                self.store.lock.release()
+        if later:
+            if not self._store_free():
+                self.set_timer(RETRY_S, lambda: self._draw_chart(chart, marks, True))
+                return
+            self.store.lock.release()  # (free now: the chart takes it to copy its series)
+        redrawn = chart.update_from(self.store, self.options, marks if chart.metric == "loss_scale" else None)
         if redrawn:
             cost = time.thread_time() - start
             self._drawn += cost
