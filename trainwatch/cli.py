@@ -202,8 +202,7 @@ def export(
     stop = threading.Event()
 
     def _stop(_signum: int, _frame: Any) -> None:
-        stop.set()
-        pipeline.wake()
+        stop.set()  # (nothing else: the main thread may hold any lock when a handler runs)
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)

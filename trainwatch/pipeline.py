@@ -43,9 +43,9 @@ SAFETY_TICK_S = 0.25  # safety polls fall on this grid
 ROUND_BUDGET = 1024 * 1024  # bytes per source per round while following
 TORN_LINE_QUIET_S = 2.0
 REDISCOVER_EVERY_S = 2.0
-REDISCOVER_WATCHED_S = 10.0  # when inotify watches the directories (new files wake the loop)
 REDISCOVER_MIN_GAP_S = 0.1
-MAX_SLEEP_S = 1.0  # longest sleep of the follow loop; `wake()` cuts it short (stop, signals)
+MAX_SLEEP_S = 1.0  # longest sleep of the follow loop; `stop()` wakes it at once...
+EXTERNAL_STOP_SLEEP_S = 0.25  # ...a stop event set by a signal handler (which must not touch locks) within this
 BULK_MIN_BYTES = 256 * 1024  # reads at least this large (catch-up) go through the bulk path
 
 
@@ -284,7 +284,6 @@ class Pipeline:
         self.problems: list[str] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._watched_patterns: set[str] = set()
         self._thread: threading.Thread | None = None
         self._patterns: set[str] = set()
         self._watcher: DirWatcher | None = None
@@ -434,29 +433,11 @@ class Pipeline:
                 (recursive if deep else flat).add(os.path.abspath(root))
         return flat, recursive
 
-    def _watches_everything(self) -> bool:
-        """inotify reports new files under every directory and glob given (so rediscovery is
-        only a safety net): a healthy watcher, no polling, no network filesystem, no PATH
-        still waiting to appear."""
-        watcher = self._watcher
-        if watcher is None or watcher.error or self.force_poll:
-            return False
-        if any(r.tail is not None and not r.tail.opened_once for r in self.readers.values()):
-            return False
-        return self._watched_patterns == self._patterns
-
     def _update_watch(self) -> None:
         if self._watcher is not None:
             flat, recursive = self._watch_dirs()
-            # the directories and globs whose roots inotify now covers (not on a network filesystem)
-            roots = {p: p if os.path.isdir(p) else _glob_root(p)[0] for p in self._patterns}
-            self._watched_patterns = {p for p, root in roots.items() if os.path.abspath(root) in flat | recursive}
             if self._watcher.set_dirs(flat, recursive) and self._patterns:
                 self._rediscover_now = True  # what appeared while the new watch was starting
-
-    def wake(self) -> None:
-        """Wake the follow loop now: a stop event set from outside (a signal handler) is seen at once."""
-        self._wake.set()
 
     def _safety_poll_s(self) -> float:
         """How often an inotify-watched file is stat-checked anyway: 1 s, or spread so that 256
@@ -533,6 +514,7 @@ class Pipeline:
             self._stop_watching()
 
     def _follow_loop(self, stop: threading.Event, until_inputs_end: bool) -> None:
+        longest = MAX_SLEEP_S if stop is self._stop else EXTERNAL_STOP_SLEEP_S
         last_discovery = time.monotonic()
         watcher_failed = False
         woken = True
@@ -571,8 +553,7 @@ class Pipeline:
                     self._set_mode(reader)
             now = time.monotonic()
             if self._patterns or any(r.tail is not None and not r.tail.opened_once for r in self.readers.values()):
-                every = REDISCOVER_WATCHED_S if self._watches_everything() else REDISCOVER_EVERY_S
-                due = now - last_discovery >= every
+                due = now - last_discovery >= REDISCOVER_EVERY_S
                 asked = self._rediscover_now and now - last_discovery >= REDISCOVER_MIN_GAP_S
                 if due or asked:
                     self._rediscover_now = False
@@ -589,7 +570,7 @@ class Pipeline:
             timeout = min(pending, default=now + self._safety_poll_s()) - now
             if self._rediscover_now:
                 timeout = min(timeout, REDISCOVER_MIN_GAP_S)
-            woken = self._wake.wait(min(max(timeout, 0.005), MAX_SLEEP_S))
+            woken = self._wake.wait(min(max(timeout, 0.005), longest))
             self._wake.clear()
 
     def _poll_clock(self, reader: SourceReader) -> PollClock:

@@ -142,3 +142,28 @@ def test_safety_polls_of_many_files_are_spread_out_and_fall_on_a_grid(tmp_path: 
         assert (due / SAFETY_TICK_S) == pytest.approx(round(due / SAFETY_TICK_S))
     one = Pipeline([str(tmp_path / "rank_0.log")])
     assert one._safety_poll_s() == SAFETY_POLL_S
+
+
+def test_a_log_directory_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    # a relaunch that wipes its log dir: same path (often the same inode number), but the old
+    # inotify watch is dead; the watcher reports the directory gone and restarts on the next set_dirs
+    import shutil
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    seen = Seen()
+    watcher = DirWatcher(seen)
+    try:
+        assert watcher.set_dirs([str(logs)])
+        watcher.start()
+        assert not watcher.set_dirs([str(logs)])  # nothing changed: the watch keeps running
+        time.sleep(0.3)  # the watch is up
+        shutil.rmtree(logs)
+        logs.mkdir()
+        assert seen.wait_for(logs)  # told: the directory itself went
+        assert watcher.set_dirs([str(logs)])  # the new directory gets a new watch
+        time.sleep(0.3)
+        (logs / "rank_0.log").write_text("step 1\n")
+        assert seen.wait_for(logs / "rank_0.log")  # and its files are seen again
+    finally:
+        watcher.stop()

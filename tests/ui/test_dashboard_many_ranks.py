@@ -10,11 +10,13 @@ import time
 from array import array
 from bisect import bisect_right
 from pathlib import Path
+from typing import Any
 
+import pytest
 from _ui_helpers import wait_for
 
 from trainwatch.store.store import RankKey
-from trainwatch.ui.app import TrainwatchApp
+from trainwatch.ui.app import PACE_MAX_S, REDRAW_SHARE, TrainwatchApp
 from trainwatch.ui.data import MAX_RANK_LINES, Trace, band_outliers, needs_source, rank_band
 from trainwatch.ui.widgets.chart import Chart, ChartOptions, legend, render_chart
 from trainwatch.ui.widgets.ranks import RanksTable
@@ -128,28 +130,28 @@ async def test_a_costly_redraw_is_spaced_out(tmp_path: Path) -> None:
     app = TrainwatchApp([str(log)])
     async with app.run_test(size=(120, 40)) as pilot:
         assert await wait_for(pilot, lambda: app.verdict.status != "unknown")
-        ticks: list[float] = []
-        real = app.slow_tick
+        delays: list[float] = []
+        real_set_timer = app.set_timer
 
-        def counted() -> None:
-            ticks.append(time.monotonic())
-            real()
-            app._charts_cost = cost  # as if this tick had taken that long
+        def recording(delay: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
+            if callback == app._deferred_charts:
+                delays.append(delay)
+            return real_set_timer(delay, callback, *args, **kwargs)
 
-        app.slow_tick = counted  # type: ignore[method-assign]
+        app.set_timer = recording  # type: ignore[method-assign]
 
-        async def ticks_while_the_store_changes(seconds: float) -> int:
-            ticks.clear()
-            for _ in range(int(seconds / 0.1)):
-                app.store.touch()
-                app._request_redraw()
-                await pilot.pause(0.1)
-            return len(ticks)
+        def next_chart_tick_after(cost: float) -> float:
+            if app._charts_timer is not None:
+                app._charts_timer.stop()
+                app._charts_timer = None
+            delays.clear()
+            app._charts_at = time.monotonic()  # a chart tick just ran...
+            app._charts_cost = cost  # ...and took this long
+            app.store.touch()
+            app._request_redraw()
+            assert len(delays) == 1
+            return delays[0]
 
-        cost = 0.0
-        cheap = await ticks_while_the_store_changes(3.0)
-        cost = 0.5  # next tick no sooner than min(PACE_MAX_S, 0.5 / REDRAW_SHARE) (5 s) after one
-        await ticks_while_the_store_changes(1.5)  # (one tick paced the old way may still run)
-        costly = await ticks_while_the_store_changes(3.0)
-        assert cheap >= 2  # about one a second (slow_interval)
-        assert costly == 0
+        assert next_chart_tick_after(0.0) == pytest.approx(app.slow_interval, abs=0.05)
+        assert next_chart_tick_after(0.1) == pytest.approx(0.1 / REDRAW_SHARE, abs=0.05)  # 5 % of a core
+        assert next_chart_tick_after(2.0) == pytest.approx(PACE_MAX_S, abs=0.05)  # never further behind

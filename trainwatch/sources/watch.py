@@ -165,6 +165,8 @@ class DirWatcher:
 
     def _watch(self, watchfiles: object, dirs: list[str], recursive: bool) -> None:
         watch = watchfiles.watch  # type: ignore[attr-defined]
+        watched = set(dirs)
+        deleted = watchfiles.Change.deleted  # type: ignore[attr-defined]
         try:
             for changes in watch(
                 *dirs,
@@ -179,7 +181,15 @@ class DirWatcher:
                 recursive=recursive,
                 ignore_permission_denied=True,
             ):
-                self._on_change({path for _change, path in changes})
+                paths = {path for _change, path in changes}
+                if any(change == deleted and path in watched for change, path in changes):
+                    # A watched directory itself went (a relaunch that wipes its log dir): its
+                    # watch is dead even if the directory is made again at once. Forget the set,
+                    # so the caller's next set_dirs (it looks again: the path is new to it)
+                    # starts a watch on the new one.
+                    with self._lock:
+                        self._dirs = (frozenset(), frozenset())
+                self._on_change(paths)
         except FileNotFoundError:
             # A watched directory vanished before the watch began: set_dirs will be called again.
             self._on_change(set())

@@ -61,6 +61,7 @@ REDRAW_SHARE = 0.05  # (costs are the redrawing thread's CPU time: waiting for t
 # per turn.
 INLINE_S = 0.03
 PACE_MAX_S = 5.0  # ...but nothing shown lags the log by more than this
+JUDGE_LOST_S = 30.0  # a judging thread that has not answered by then is taken as lost
 
 
 NUMBERS_SHARE = 0.10  # the header's numbers are what a user watches: they may take more
@@ -398,7 +399,9 @@ class TrainwatchApp(App[None]):
     def _diagnose(self, version: int, force: bool = False) -> bool:
         """Judge the run again if the store changed (or force). True if it was judged now; a
         judgement that took long last time runs in a thread and arrives as `Judged`."""
-        if (version == self._diag_version and not force) or self._judging:
+        if (version == self._diag_version and not force) or (
+            self._judging and time.monotonic() - self._diag_mono < JUDGE_LOST_S
+        ):
             return False
         changed = version != self._diag_version
         self._diag_version = version
