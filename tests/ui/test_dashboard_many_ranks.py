@@ -57,13 +57,16 @@ def test_band_is_min_max_and_mean_of_every_rank_per_column() -> None:
         assert mean == sum(ys) / len(ys) or math.isclose(mean, sum(ys) / len(ys), rel_tol=1e-12)
 
 
-def test_band_of_times_out_of_order_still_covers_every_point() -> None:
-    # wall-time x axes of a relaunched rank can go back: cut by index, nothing lost
-    traces = [Trace("rank 0", array("d", [5, 1, 3, 2]), array("d", [1, 9, 4, 2])), trace(1, random.Random(1), 50)]
-    band = rank_band(traces, 10)
-    assert sum(band.counts) == 54
-    assert min(band.low) == min(min(t.ys) for t in traces)
-    assert max(band.high) == max(max(t.ys) for t in traces)
+def test_band_of_times_out_of_order_puts_each_point_in_its_column() -> None:
+    # a rank whose wall clock jumped back, logging only near x = 91..99 of a 0..499 axis: its
+    # (large) values belong in the columns of those x, not smeared over the whole width
+    late = Trace("rank 0", array("d", [95, 91, 99, 93]), array("d", [1001, 1009, 1004, 1002]))
+    steady = Trace("rank 1", array("d", range(500)), array("d", [5.0] * 500))
+    band = rank_band([late, steady], 10)
+    assert sum(band.counts) == 504
+    for x, high in zip(band.xs, band.high, strict=True):
+        holds_late = 50 <= x < 100  # the column of x 49.9..99.8
+        assert (high > 1000) == holds_late
 
 
 def test_many_ranks_draw_as_a_band_with_the_outermost_ranks() -> None:
@@ -155,3 +158,24 @@ async def test_a_costly_redraw_is_spaced_out(tmp_path: Path) -> None:
         assert next_chart_tick_after(0.0) == pytest.approx(app.slow_interval, abs=0.05)
         assert next_chart_tick_after(0.1) == pytest.approx(0.1 / REDRAW_SHARE, abs=0.05)  # 5 % of a core
         assert next_chart_tick_after(2.0) == pytest.approx(PACE_MAX_S, abs=0.05)  # never further behind
+
+
+async def test_ranks_that_appear_later_take_their_place_in_order(tmp_path: Path) -> None:
+    def write(rank: int) -> None:
+        with (tmp_path / f"rank_{rank}.log").open("w") as f:
+            f.writelines(LINE.format(i, 1000, 900.0, 2.0) for i in range(1, 11))
+
+    for r in (0, 2, 10):
+        write(r)
+    app = TrainwatchApp([str(tmp_path)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("2")
+        table = app.query_one(RanksTable)
+        assert await wait_for(pilot, lambda: table.row_count == 3)
+        table.move_cursor(row=1)  # on rank 2
+        for r in (1, 3):  # ranks that start writing late sort between the others
+            write(r)
+        assert await wait_for(pilot, lambda: table.row_count == 5)
+        labels = [table.get_row_at(i)[0].plain for i in range(5)]
+        assert labels == ["rank 0", "rank 1", "rank 2", "rank 3", "rank 10"]
+        assert table.get_row_at(table.cursor_row)[0].plain == "rank 2"

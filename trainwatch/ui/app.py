@@ -89,9 +89,9 @@ class StoreChanged(Message):
 class Judged(Message):
     """Posted from the judging thread: the verdict and findings of the store as it was."""
 
-    def __init__(self, verdict: Verdict, findings: list[Finding], cost: float, changed: bool) -> None:
+    def __init__(self, verdict: Verdict, findings: list[Finding], cost: float, recomputed: bool) -> None:
         super().__init__()
-        self.verdict, self.findings, self.cost, self.changed = verdict, findings, cost, changed
+        self.verdict, self.findings, self.cost, self.recomputed = verdict, findings, cost, recomputed
 
 
 class TrainwatchApp(App[None]):
@@ -410,31 +410,33 @@ class TrainwatchApp(App[None]):
         if self._diag_costs[changed] > INLINE_S:
             self._judging = True
             self.run_worker(
-                lambda: self.post_message(Judged(*self._judge_now(now), changed)),
+                lambda: self.post_message(Judged(*self._judge_now(now))),
                 thread=True,
                 group="judge",
                 exit_on_error=False,
             )
             return False
-        self.verdict, self.findings, self._diag_costs[changed] = self._judge_now(now)
+        self.verdict, self.findings, cost, recomputed = self._judge_now(now)
+        self._diag_costs[recomputed] = cost
         return True
 
     def _diag_due(self) -> bool:
         return time.monotonic() - self._diag_mono >= paced(self._diag_costs[True])
 
-    def _judge_now(self, now: float) -> tuple[Verdict, list[Finding], float]:
+    def _judge_now(self, now: float) -> tuple[Verdict, list[Finding], float, bool]:
+        """Verdict, findings, the CPU seconds it took, whether the record findings were computed again."""
         start = time.thread_time()
         try:
             verdict, found = self._judge(self.store, now)
         except Exception as exc:
             verdict, found = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}"), []
-        return verdict, found, time.thread_time() - start
+        return verdict, found, time.thread_time() - start, self._judge.recomputed
 
     @on(Judged)
     def _judged(self, message: Judged) -> None:
         self._judging = False
         self.verdict, self.findings = message.verdict, message.findings
-        self._diag_costs[message.changed] = message.cost
+        self._diag_costs[message.recomputed] = message.cost
         if self._alive():
             with self.batch_update():
                 self._update_header()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -304,10 +304,17 @@ def rank_band(traces: Sequence[Trace], columns: int, positive_only: bool = False
         n = min(len(t.xs), len(t.ys))
         if not n:
             continue
-        if n > 1 and any(map(gt, t.xs[:n], t.xs[1:n])):  # not ordered: cut by index instead
-            cuts = [n * c // columns for c in range(1, columns)]
-        else:
-            cuts = [bisect_left(t.xs, x, 0, n) for x in bounds]
+        if n > 1 and any(map(gt, t.xs[:n], t.xs[1:n])):
+            # x going back (a wall clock that jumped): each point to its own column, one by one
+            for x, y in zip(t.xs[:n], t.ys[:n], strict=True):
+                if math.isfinite(y) and (y > 0 or not positive_only):
+                    c = bisect_right(bounds, x)
+                    low[c] = min(low[c], y)
+                    high[c] = max(high[c], y)
+                    total[c] += y
+                    count[c] += 1
+            continue
+        cuts = [bisect_left(t.xs, x, 0, n) for x in bounds]
         chunks = list(map(t.ys.__getitem__, map(slice, (0, *cuts), (*cuts, n))))
         sums = list(map(sum, chunks))
         if not positive_only and math.isfinite(sum(sums)):

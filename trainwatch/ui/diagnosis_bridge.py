@@ -64,6 +64,7 @@ class Judge:
     def __init__(self) -> None:
         self._version = -1
         self._records_only: list[Any] | None = None
+        self.recomputed = True  # whether the last call computed the record findings again
         memo = getattr(_module("trainwatch.diagnosis.findings"), "SpikeMemo", None)
         self._memo = memo() if memo is not None else None
 
@@ -75,7 +76,8 @@ class Judge:
         if status_fn is None or findings_fn is None or records_fn is None:
             return run_status(store, now), findings(store, now)
         with store.lock:
-            if store.version != self._version or self._records_only is None:
+            self.recomputed = store.version != self._version or self._records_only is None
+            if self.recomputed:
                 self._records_only = records_fn(store, self._memo)
                 self._version = store.version
             result = status_fn(store, now=now)
