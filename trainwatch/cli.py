@@ -114,7 +114,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     type=float,
     default=None,
     help="Seconds between two full reads of a polled file (default 0.25); a file that grew in the last"
-    " 10 s is also stat-checked every 0.05 s, a file that stays quiet is read less often (at most 1 s apart).",
+    " 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
 @click.pass_context
 def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
@@ -178,8 +178,7 @@ def check(paths: tuple[str, ...], stall_after: float | None) -> None:
     type=float,
     default=None,
     help="With --follow: seconds between two full reads of a polled file (default 0.25); a file that grew"
-    " in the last 10 s is also stat-checked every 0.05 s, a file that stays quiet is read less often (at most"
-    " 1 s apart).",
+    " in the last 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
 def export(
     paths: tuple[str, ...], fmt: str, follow: bool, output: str | None, poll: bool, poll_interval: float | None

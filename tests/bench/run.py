@@ -232,7 +232,7 @@ def scale(seconds: float, files: int = 256) -> None:
         pipeline.stop()
         polled = Pipeline([tmp], force_poll=True)
         polled.start()
-        time.sleep(5.0)  # a quiet polled file is read less often as it stays quiet (1 s apart after 4 s)
+        time.sleep(11.0)  # a polled file quiet for 10 s is read once a second (before: every 0.25 s)
         c0, w0 = time.process_time(), time.monotonic()
         time.sleep(seconds)
         idle = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
@@ -243,7 +243,7 @@ def scale(seconds: float, files: int = 256) -> None:
             idle,
             "%",
             1.0,
-            "(pipeline, no dashboard; files quiet for 5 s+)",
+            "(pipeline, no dashboard; files quiet for 11 s+)",
         )
     lat = [1000 * (arrived[(p, i)] - t) for i, t in written.items() for p in paths if (p, i) in arrived]
     row(f"CPU, {files} files x {rate:g} lines/s ({files * rate:g}/s)", busy, "%", 15.0, "(pipeline, no dashboard)")
