@@ -34,6 +34,7 @@ import tempfile
 import termios
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,13 @@ class PtyApp:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
+    def cpu_pct_during(self, action: Callable[[], Any]) -> tuple[float, Any]:
+        """% of one core the process took while `action` ran, and what the action returned."""
+        c0, t0 = self.cpu_s(), time.monotonic()
+        out = action()
+        c1, t1 = self.cpu_s(), time.monotonic()
+        return 100 * (c1 - c0) / (t1 - t0), out
+
     def close(self) -> None:
         if self.proc.poll() is None:
             try:
@@ -121,14 +129,12 @@ def idle_cpu(seconds: float, size: tuple[int, int], warmup: float = 10.0, poll: 
         try:
             time.sleep(warmup)  # catch-up, first renders, charts mounted
             app.take()
-            c0, t0 = app.cpu_s(), time.monotonic()
-            time.sleep(seconds)
-            c1, t1 = app.cpu_s(), time.monotonic()
+            cpu, _ = app.cpu_pct_during(lambda: time.sleep(seconds))
             drawn = sum(len(d) for _t, d in app.take())
             alive = app.proc.poll() is None
         finally:
             app.close()
-    return {"cpu_pct": 100 * (c1 - c0) / (t1 - t0), "bytes_per_s": drawn / (t1 - t0), "alive": alive}
+    return {"cpu_pct": cpu, "bytes_per_s": drawn / seconds, "alive": alive}
 
 
 RATE_WRITER = """
@@ -153,15 +159,14 @@ def busy_cpu(seconds: float, size: tuple[int, int], rate: int = 1000, warmup: fl
         app = PtyApp([*trainwatch_cmd(), path], *size)
         try:
             time.sleep(warmup)
-            writer = subprocess.Popen([sys.executable, "-c", RATE_WRITER, path, str(seconds), str(rate), "5000"])
-            c0, t0 = app.cpu_s(), time.monotonic()
-            writer.wait()
-            c1, t1 = app.cpu_s(), time.monotonic()
+            app.take()
+            writer = [sys.executable, "-c", RATE_WRITER, path, str(seconds), str(rate), "5000"]
+            cpu, _ = app.cpu_pct_during(lambda: subprocess.run(writer, check=True))
             drawn = sum(len(d) for _t, d in app.take())
             alive = app.proc.poll() is None
         finally:
             app.close()
-    return {"cpu_pct": 100 * (c1 - c0) / (t1 - t0), "bytes_per_s": drawn / (t1 - t0), "alive": alive}
+    return {"cpu_pct": cpu, "bytes_per_s": drawn / seconds, "alive": alive}
 
 
 def screen_latency(n: int, size: tuple[int, int], poll: bool = False, warmup: float = 6.0) -> dict[str, Any]:
@@ -231,20 +236,12 @@ def many_files(size: tuple[int, int], files: int = 256, seconds: float = 20.0, w
         try:
             time.sleep(warmup)  # catch-up of every file, first charts
             app.take()
-            c0, t0 = app.cpu_s(), time.monotonic()
-            time.sleep(seconds)
-            c1, t1 = app.cpu_s(), time.monotonic()
-            idle = 100 * (c1 - c0) / (t1 - t0)
+            idle, _ = app.cpu_pct_during(lambda: time.sleep(seconds))
             app.take()
-            n = int(seconds * 4)
-            c0, t0 = app.cpu_s(), time.monotonic()
-            out = subprocess.run(
-                [sys.executable, "-c", MANY_WRITER, ",".join(paths), str(first), str(n)],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-            c1, t1 = app.cpu_s(), time.monotonic()
+            writer = [sys.executable, "-c", MANY_WRITER, ",".join(paths), str(first), str(int(seconds * 4))]
+            busy, out = app.cpu_pct_during(
+                lambda: subprocess.run(writer, capture_output=True, text=True, check=True).stdout
+            )
             time.sleep(2.0)
             chunks = app.take()
             alive = app.proc.poll() is None
@@ -254,7 +251,7 @@ def many_files(size: tuple[int, int], files: int = 256, seconds: float = 20.0, w
     lat = step_latencies(chunks, written)
     return {
         "idle_pct": idle,
-        "busy_pct": 100 * (c1 - c0) / (t1 - t0),
+        "busy_pct": busy,
         "steps": f"{len(lat)}/{len(written)}",
         "p95_ms": pct(lat, 0.95) if lat else float("nan"),
         "alive": alive,

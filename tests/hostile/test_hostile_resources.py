@@ -110,6 +110,13 @@ def _losses(records: list[dict]) -> dict[int, float]:
     return {r["step"]: r["metrics"]["loss"] for r in records if r["type"] == "step" and "loss" in r["metrics"]}
 
 
+def _export_finds_every_step(log: Path) -> None:
+    """`trainwatch export` of a log with junk between its steps: every step, bounded memory."""
+    records, rss = _export_with_rss(log)
+    assert _losses(records) == {5: 10.9899, 10: 10.9891, 15: 10.98057}
+    assert rss < RSS_BOUND, f"max RSS {rss / MB:.0f} MB"
+
+
 def test_200mb_single_line_bounded_memory(tmp_path: Path) -> None:
     def middle(f: object) -> None:
         block = (b"x=1.0 | " * (MB // 8))[:MB]
@@ -135,9 +142,7 @@ def test_20mb_binary_garbage_between_real_lines(tmp_path: Path) -> None:
 
     log = tmp_path / "crashed.log"
     _write_around(log, middle)
-    records, rss = _export_with_rss(log)
-    assert _losses(records) == {5: 10.9899, 10: 10.9891, 15: 10.98057}
-    assert rss < RSS_BOUND, f"max RSS {rss / MB:.0f} MB"
+    _export_finds_every_step(log)
 
 
 def test_millions_of_carriage_returns(tmp_path: Path) -> None:
@@ -151,9 +156,7 @@ def test_millions_of_carriage_returns(tmp_path: Path) -> None:
 
     log = tmp_path / "bars.log"
     _write_around(log, middle)
-    records, rss = _export_with_rss(log)
-    assert _losses(records) == {5: 10.9899, 10: 10.9891, 15: 10.98057}
-    assert rss < RSS_BOUND, f"max RSS {rss / MB:.0f} MB"
+    _export_finds_every_step(log)
 
 
 def test_nul_hole_from_copytruncate(tmp_path: Path) -> None:
