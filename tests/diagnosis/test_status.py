@@ -199,3 +199,16 @@ def test_unknown_without_any_step() -> None:
     status = run_status(store, now=NOW)
     assert status.state == "unknown"
     assert check_line(store, now=NOW) == (1, "unknown: no training step recognised in 12 lines")
+
+
+def test_a_profiler_report_alone_says_where_it_is() -> None:
+    # seed 000: a Lightning SimpleProfiler report and no training step
+    from conftest import seed
+
+    from trainwatch.pipeline import Pipeline
+
+    pipeline = Pipeline([str(seed("000"))])
+    pipeline.read_to_end()
+    status = run_status(pipeline.store, now=NOW)
+    assert status.state == "unknown"
+    assert status.reason.endswith("; 1 profiler report (dashboard: Profiler tab, key 5)")

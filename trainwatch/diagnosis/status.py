@@ -360,6 +360,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         if not step_keys:
             lines = sum(st.lines for st in store.sources.values())
             reason = f"no training step recognised in {lines} lines" if lines else "nothing read yet"
+            if store.profiles:  # a profiler report alone (Lightning, torch.profiler): say where it is
+                n = len(store.profiles)
+                reason += f"; {n} profiler report{'s' if n > 1 else ''} (dashboard: Profiler tab, key 5)"
             return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
         if all(r.state == "stalled" for r in per_rank if r.key not in behind):
             if total is not None and last_step is not None and last_step >= total:
