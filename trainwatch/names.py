@@ -71,3 +71,265 @@ def metric_name(label: str) -> str:
 def phase_name(label: str) -> str:
     key = snake(label)
     return PHASE_ALIASES.get(key, key)
+
+
+# ---------------------------------------------------------------- the field reader's vocabulary
+# Labels (snake_cased) that count steps: their value is the step, never a metric.
+COUNTER_KEYS = frozenset(
+    {
+        "step",
+        "steps",
+        "iter",
+        "iters",
+        "it",
+        "iteration",
+        "iterations",
+        "global_step",
+        "globalstep",
+        "global_steps",
+        "step_num",
+        "iter_num",
+        "num_updates",
+        "update",
+        "updates",
+        "train_step",
+        "training_step",
+        "trainer_global_step",
+        "train_global_step",
+        "optimizer_step",
+        "optim_step",
+        "opt_step",
+        "global_iteration",
+        "total_steps_done",
+    }
+)
+EPOCH_KEYS = frozenset({"epoch", "epochs", "train_epoch", "ep", "epoch_num"})
+# Words that are never the label of the number after them (`at 2 epochs`, `of 10`).
+STOP_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "at",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "by",
+        "from",
+        "with",
+        "after",
+        "before",
+        "is",
+        "was",
+        "are",
+        "be",
+        "than",
+        "every",
+        "and",
+        "or",
+        "into",
+        "over",
+        "last",
+        "first",
+        "next",
+        "top",
+        "took",
+        "took:",
+        "saved",
+        "saving",
+        "using",
+        "use",
+        "found",
+        "have",
+        "has",
+        "had",
+        "total",
+        "size",
+        "version",
+        "v",
+        "x",
+        "pid",
+        "port",
+        "line",
+        "rank",
+        "ranks",
+        "world",
+        "node",
+        "nodes",
+        "gpu",
+        "gpus",
+        "device",
+        "devices",
+        "worker",
+        "workers",
+        "seed",
+        "cuda",
+        "python",
+        "torch",
+        "cpu",
+        "cpus",
+        "thread",
+        "threads",
+        "process",
+        "processes",
+        "job",
+        "id",
+        "batch",  # `batch 100` is the batch index in an epoch; `batch_size` is configuration
+        "day",
+        "days",
+        "hour",
+        "hours",
+        "minutes",
+        "seconds",
+    }
+)
+# Labels whose value identifies a process or configuration, never training progress.
+NOT_METRICS = frozenset(
+    {
+        "v_num",
+        "pid",
+        "port",
+        "local_rank",
+        "global_rank",
+        "rank",
+        "world_size",
+        "seed",
+        "gpu",
+        "gpu_id",
+        "device",
+        "node",
+        "node_rank",
+        "worker",
+        "line",
+        "version",
+        "num_workers",
+        "batch_size",
+        "micro_batch_size",
+        "global_batch_size",
+        "max_steps",
+        "max_epochs",
+        "num_epochs",
+        "warmup_steps",
+        "total_steps",  # read from an `n/M` counter, not from a label
+    }
+)
+# Further synonyms the field reader maps (canonical where the meaning is certain).
+SYNONYMS: dict[str, str] = {
+    "training_loss": "loss",
+    "step_loss": "loss",
+    "loss_train": "loss",
+    "train_lm_loss": "loss",
+    "batch_loss": "batch_loss",
+    "train_total_loss": "loss",
+    "cur_lr": "lr",
+    "current_lr": "lr",
+    "learning_rate_0": "lr",
+    "lr_0": "lr",
+    "learningrate": "lr",
+    "grad_norm_total": "grad_norm",
+    "gradnorm": "grad_norm",
+    "global_grad_norm": "grad_norm",
+    "total_grad_norm": "grad_norm",
+    "grad_l2_norm": "grad_norm",
+    "valid_loss": "eval_loss",
+    "dev_loss": "eval_loss",
+    "val_lm_loss": "eval_loss",
+    "validation_lm_loss": "eval_loss",
+    "eval_lm_loss": "eval_loss",
+    "samples_sec": "samples_per_s",
+    "samples_s": "samples_per_s",
+    "sample_per_sec": "samples_per_s",
+    "train_samples_per_second": "samples_per_s",
+    "images_per_sec": "samples_per_s",
+    "img_s": "samples_per_s",
+    "imgs_s": "samples_per_s",
+    "tok_sec": "tokens_per_s",
+    "tokens_sec": "tokens_per_s",
+    "tokens_s": "tokens_per_s",
+    "tok_per_sec": "tokens_per_s",
+    "toks_per_sec": "tokens_per_s",
+    "tokens_per_sec_per_gpu": "tokens_per_s_per_gpu",
+    "tok_s_gpu": "tokens_per_s_per_gpu",
+    "tokens_s_gpu": "tokens_per_s_per_gpu",
+    "tflops_per_gpu": "tflops",
+    "tflop_s": "tflops",
+    "tflop_s_gpu": "tflops",
+    "model_tflops": "tflops",
+    "mfu_pct": "mfu_pct",
+}
+# Labels of the time one step takes (seconds unless a unit says otherwise).
+STEP_TIME_KEYS = frozenset(
+    {
+        "dt",
+        "time",
+        "step_time",
+        "iter_time",
+        "batch_time",
+        "time_per_step",
+        "time_per_iter",
+        "time_per_iteration",
+        "time_per_batch",
+        "time_step",
+        "time_iter",
+        "time_batch",
+        "step_duration",
+        "iteration_time",
+        "elapsed_time_per_iteration",
+        "train_step_time",
+        "sec_per_step",
+        "sec_per_iter",
+        "s_per_step",
+        "s_per_iter",
+        "s_it",
+        "sec_it",
+        "time_per_it",
+        "batch_t",
+    }
+)
+DATA_TIME_KEYS = frozenset({"data_time", "data", "data_t", "dataload_time", "data_load_time", "data_loading_time"})
+MEM_KEYS = {
+    "memory": "mem_gib",
+    "mem": "mem_gib",
+    "gpu_mem": "mem_gib",
+    "gpu_memory": "mem_gib",
+    "max_mem": "max_mem_gib",
+    "max_memory": "max_mem_gib",
+    "peak_memory": "max_mem_gib",
+    "peak_mem": "max_mem_gib",
+    "max_memory_allocated": "max_mem_gib",
+    "max_mem_allocated": "max_mem_gib",
+}
+CONTRACT_METRICS = frozenset(CANONICAL.values()) | {"tokens_per_s_per_gpu", "max_mem_gib", "mem_gib", "total_steps"}
+
+
+@lru_cache(maxsize=8192)
+def field_name(label: str, unit: str) -> str:
+    """The metric name of a printed label whose value came with `unit` ("" none, "%", "s", "gib", "/s").
+
+    "" means the label does not name a metric (a file name, a process id, configuration)."""
+    if ".py" in label or not any(c.isalpha() for c in label):
+        return ""
+    key = snake(label)
+    if not key or key in NOT_METRICS:
+        return ""
+    if "/" in label:
+        per = snake(label.replace("/", " per "))
+        per = SYNONYMS.get(per) or CANONICAL.get(per) or per
+        if per in CONTRACT_METRICS:
+            return per
+    name = SYNONYMS.get(key) or CANONICAL.get(key) or key
+    if unit == "%":
+        return name if name.endswith("_pct") else name + "_pct"
+    if unit == "s" or (unit == "" and key in STEP_TIME_KEYS):
+        if key in STEP_TIME_KEYS or name == "step_time_s":
+            return "step_time_s"
+        if key in DATA_TIME_KEYS or name == "data_time_s":
+            return "data_time_s"
+        return name if unit == "" else f"{name}_s"
+    if unit == "gib":
+        return MEM_KEYS.get(key) or (name if name.endswith("_gib") else f"{name}_gib")
+    if unit == "/s":
+        return name if name.endswith("_per_s") else f"{name}_per_s"
+    return name

@@ -1,0 +1,366 @@
+"""The field reader: every numeric field of a log line, in every syntax training logs use.
+
+    step 0 | loss: 10.93 | lr 6.0e-05 | norm: 27.01 | dt: 17830.71ms | tok/sec: 29403.65
+    iter 120: loss 2.4410, time 61.02ms, data_time 3.11ms, mfu 14.20%
+    {"step": 10, "loss": 2.1, "lr": 0.0003}          {'loss': 1.93, 'grad_norm': nan, 'epoch': 0.4}
+    Epoch: [2][ 40/2502]	Time  0.412 ( 0.530)	Loss 5.1 (5.4)
+    INFO:tensorflow:loss = 0.91, step = 1200 (0.982 sec)
+    Epoch 3: 100% 64/64 [01:10<00:00, 1.09s/it, loss=0.112, lr=0.0002]
+
+`read_fields` returns a `Reading`: the line's counters (step, its total, epoch, an inner `n/M`
+batch counter), its metrics under canonical names (`names.py`), values converted by their units
+(durations to seconds, `K`/`M`/`B` counts expanded, memory to GiB), and its shape (the text with
+every value masked), which the generic layer uses to tell a repeated progress line from a one-off.
+
+What it never reads as a metric: the logging prefix (timestamps, levels, `train.py:88`, logger
+names), parts of dates and clock times, a running average printed in parentheses after the current
+value (`Loss 5.1 (5.4)`: 5.1), the later elements of a list or tuple (`lr=[2e-4, 1e-4]`: 2e-4).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from trainwatch.names import COUNTER_KEYS, EPOCH_KEYS, STOP_WORDS, field_name
+from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
+
+# The logging prefix, one part at a time: timestamps, levels, logger and file:line labels.
+_PREFIX_PART = re.compile(
+    r"""[\s|\-:>\]]*(?:
+        \[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
+      | \[?\d{1,2}/\d{1,2}(?:/\d{2,4})?[ ,-]+\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
+      | \[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
+      | [IWEFD]\d{4}\s+\d{1,2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?
+      | \[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\]?(?::[\w.<>-]*:)?
+      | \[?\(?[\w.<>/-]+\.py(?::\d+|\(\d+\))(?:\s+in\s+\w+)?\)?\]?
+      | \[?(?:rank|Rank|RANK)\s*\d+\]?:?
+    )(?=[\s|\-:\]]|$)""",
+    re.X,
+)
+# A number, where it is not part of a word, a version, a date, a clock time or a path.
+_VALUE = re.compile(
+    r"(?<![\w.])(?<![\d][:/\-,])(?<![:/\-.][\d])"
+    r"(?P<val>[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d])|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+"
+    r"|[-+]?(?:nan|inf(?:inity)?)(?!\w))",
+    re.I,
+)
+# A unit written right after the value (`61.02ms`, `1.09s/it`, `512K`, `3.2GiB`, `14.2%`).
+_UNIT_ATTACHED = re.compile(
+    r"(?:%|(?:ms|us|µs|ns|sec|secs|s|min|h|hr|[KMGT]i?B|[kKMGTB](?=/)|[kKMGB])(?:/(?:s|sec|it|iter|step|batch|gpu|device)){0,2})"
+    r"(?![\w/])|(?:it|tok|toks|tokens|samples?|img|imgs|images|ex|examples|seq|seqs)/(?:s|sec)(?![\w/])"
+)
+# A unit after a space (`0.52 s`, `(0.982 sec)`, `29403 tok/s`, `1.2 it/s`, `3.1 GiB`).
+_UNIT_SPACED = re.compile(
+    r"[ \t](?:ms|sec|secs|seconds?|s|min|mins|[KMGT]i?B"
+    r"|(?:it|its|tok|toks|tokens?|samples?|img|imgs|images|ex|examples|seqs?|steps?|iters?|batch(?:es)?)/(?:s|sec|second)"
+    r"|(?:s|sec|ms)/(?:it|iter|step|batch))(?![\w/])"
+)
+# The label before a value, read back from the value: `loss: `, `'loss': `, `"lr": "`, `lr=[`, `loss `.
+_KEY_END = re.compile(
+    r"(?P<key>[A-Za-z_@][\w./@%-]*(?:\s?\([^()\s]{1,12}\))?)(?P<q>['\"]?)"
+    r"(?P<gap>[ \t]*(?P<sep>[:=]|->|:=)?[ \t]*)(?P<open>[\[(]\s*)?(?P<vq>['\"]?)\Z"
+)
+_WORD = re.compile(r"[A-Za-z][a-z]*\Z")
+_KEY_WINDOW = 64
+# `Step [100/1000]`, `iter 5/100`, `| 200/ 2983 batches`: an `n/M` counter.
+_SLASH_TOTAL = re.compile(r"\s*/\s*(?P<m>\d{1,18})(?![\w.])")
+_BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(?![\w/.-])")
+_MASK = re.compile(r"[-+]?\d[\d,.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
+# An implied counter after these words counts evaluation batches, not training steps.
+_EVAL_WORD = re.compile(r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b", re.I)
+_UNIT_IN_KEY = re.compile(r"^(?P<base>.*?)[ _]?(?:\((?P<p>[a-zµ/]+)\)|(?<=[a-z])_(?P<s>ms|s|sec|us|gib|gb|mb|mib)$)", re.I)
+_RATE_UNITS = {
+    "it/s": "it_per_s",
+    "its/s": "it_per_s",
+    "tok/s": "tokens_per_s",
+    "toks/s": "tokens_per_s",
+    "token/s": "tokens_per_s",
+    "tokens/s": "tokens_per_s",
+    "sample/s": "samples_per_s",
+    "samples/s": "samples_per_s",
+    "img/s": "samples_per_s",
+    "imgs/s": "samples_per_s",
+    "images/s": "samples_per_s",
+    "ex/s": "samples_per_s",
+    "examples/s": "samples_per_s",
+    "seq/s": "samples_per_s",
+    "seqs/s": "samples_per_s",
+    "step/s": "it_per_s",
+    "steps/s": "it_per_s",
+    "iter/s": "it_per_s",
+    "iters/s": "it_per_s",
+    "batch/s": "it_per_s",
+    "batches/s": "it_per_s",
+}
+_PER_STEP_UNITS = ("/it", "/iter", "/step", "/batch")
+_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+_TIME_UNITS = frozenset({"ns", "us", "µs", "ms", "s", "sec", "secs", "second", "seconds", "min", "mins", "h", "hr"})
+_MEM_UNITS = frozenset({"kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one line says, before any format gives it meaning."""
+
+    shape: str  # the text after its logging prefix, values masked and spaces folded
+    metrics: dict[str, float]  # canonical names (names.py); counters are not metrics
+    step: int | None = None  # an explicit step/iteration counter (`step 5`, `iter: 5`, `global_step=5`)
+    total: int | None = None  # its `/M`
+    epoch: float | None = None
+    inner: int | None = None  # an `n/M` counter without a name (batch within an epoch, `[10/1000]`)
+    inner_total: int | None = None
+    epoch_total: int | None = None  # `Epoch 3/10`
+    evaluating: bool = False  # the counter follows `val`/`eval`/`test`: evaluation batches
+
+
+def prefix_end(text: str) -> int:
+    """Where the line's logging prefix (timestamps, levels, `file.py:88`, rank labels) ends."""
+    pos = 0
+    while True:
+        m = _PREFIX_PART.match(text, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+    while pos < len(text) and text[pos] in " \t|-:]>":
+        pos += 1
+    return pos
+
+
+def shape_of(text: str) -> str:
+    return " ".join(_MASK.sub("#", text).split())
+
+
+def _int(raw: str) -> int | None:
+    value = parse_number(raw)
+    if value is None or not math.isfinite(value) or value < 0 or not value.is_integer() or value >= 1e18:
+        return None
+    return int(value)
+
+
+@lru_cache(maxsize=4096)
+def _key_parts(key: str) -> tuple[str, str | None]:
+    """`time (ms)` -> ("time", "ms"); `step_time_ms` -> ("step_time", "ms"); `ms/batch` -> ("batch_time", "ms")."""
+    low = key.lower()
+    for unit in ("ms", "s", "sec"):
+        for per in _PER_STEP_UNITS:
+            if low == unit + per:
+                return "step_time", unit
+    m = _UNIT_IN_KEY.match(key)
+    if m and m.group("base"):
+        unit = (m.group("p") or m.group("s") or "").lower()
+        if unit in _TIME_UNITS or unit in _MEM_UNITS:
+            return m.group("base"), unit
+        if unit.startswith(("ms/", "s/", "sec/")) and unit.endswith(_PER_STEP_UNITS):
+            return m.group("base"), unit.split("/")[0]
+    return key, None
+
+
+def _rate(unit: str) -> str | None:
+    """`it/s`, `tokens/sec`, `img/s` -> the metric the rate is (`it_per_s` is turned into a step time)."""
+    return _RATE_UNITS.get(unit.lower().replace("second", "s").replace("sec", "s"))
+
+
+def _convert(key: str, raw: str, unit: str | None) -> tuple[str, float] | None:
+    """A field's canonical name and value in the contract's units, or None if the unit is unknown."""
+    value = parse_number(raw)
+    if value is None:
+        return None
+    base, key_unit = _key_parts(key)
+    if unit is not None and len(unit) > 2 and unit[0] in _SCALE and unit[1] == " ":
+        value *= _SCALE[unit[0]]  # 512K tokens/s, 2.05K ms
+        raw, unit = repr(value), unit[2:]
+    if unit is None:
+        unit = key_unit
+    if unit is None:
+        rate = _rate(base) if "/" in base else None
+        if rate is not None:  # `It/sec 2.11`, `tokens/s: 512`
+            return rate, value
+        name = field_name(base, "")
+        return (name, value) if name else None
+    if unit == "%":
+        name = field_name(base, "%")
+        return (name, value) if name else None
+    low = unit.lower()
+    rate = _rate(low)
+    if rate is not None:
+        return rate, value
+    if "/" in low:  # 1.09s/it, 781us/step, 3.2ms/batch: time per step
+        head, _, tail = low.partition("/")
+        if "/" + tail in _PER_STEP_UNITS and head in _TIME_UNITS:
+            seconds = parse_duration_s(f"{raw}{'s' if head in ('sec', 'secs') else head}")
+            return ("step_time_s", seconds) if seconds is not None else None
+        if head.upper() in ("K", "M", "B", "G", "T") and tail in ("s", "sec"):  # 512K/s next to its key
+            name = field_name(base, "/s")
+            return (name, value * _SCALE[head.upper()]) if name else None
+        return None
+    if low in _TIME_UNITS:
+        seconds = parse_duration_s(f"{raw}{'s' if low in ('sec', 'secs', 'second', 'seconds') else low}")
+        if seconds is None:
+            seconds = value * 60 if low == "mins" else value * 3600 if low == "hr" else None
+        name = field_name(base, "s") if base else "step_time_s"
+        return (name, seconds) if name and seconds is not None else None
+    if low in _MEM_UNITS:
+        gib = parse_mem_gib(f"{raw}{unit}")
+        name = field_name(base, "gib")
+        return (name, gib) if name and gib is not None else None
+    if unit in _SCALE:
+        name = field_name(base, "")
+        return (name, value * _SCALE[unit]) if name else None
+    return None
+
+
+def _key_before(text: str, start: int, lo: int) -> tuple[str, bool, bool] | None:
+    """The label of the value at `start`: (key, had a `:`/`=` separator, is inside a list/tuple)."""
+    window = text[max(lo, start - _KEY_WINDOW) : start]
+    m = _KEY_END.search(window)
+    if m is None:
+        return None
+    key = m.group("key")
+    sep = bool(m.group("sep"))
+    if not sep:
+        # `loss 2.31`: a plain word label and only spaces (or a quote) before the value.
+        if m.group("open") or not m.group("gap") and not m.group("q") and not m.group("vq"):
+            return None
+        if key.lower() in STOP_WORDS or key.isupper() and len(key) > 3:
+            return None
+    before = window[: m.start()]
+    if before.endswith((".", "-", "/")) or before[-1:].isdigit():
+        return None  # the tail of a dotted/hyphenated token: `v1.2 3`, `2024-01 5`
+    words = [key]
+    if not m.group("q"):
+        # up to three plain lower-case words before it: `train loss`, `elapsed time per iteration (ms)`
+        rest = before
+        for _ in range(3):
+            if not rest.endswith(" ") or rest.endswith("  "):
+                break
+            w = _WORD.search(rest[:-1])
+            if w is None or w.group(0).lower() in STOP_WORDS or (w.group(0).isupper() and len(w.group(0)) > 1):
+                break
+            prev = rest[: w.start()]
+            if prev and not prev[-1].isspace() and prev[-1] not in "|,;[({":
+                break
+            words.insert(0, w.group(0))
+            rest = prev
+    return " ".join(words), sep, bool(m.group("open"))
+
+
+def _unit_after(text: str, end: int) -> tuple[str | None, int]:
+    """The unit after a value; a scale letter may come before a spaced unit (`512K tokens/s`)."""
+    m = _UNIT_ATTACHED.match(text, end)
+    if m is not None:
+        unit = m.group(0)
+        if unit in _SCALE:
+            spaced = _UNIT_SPACED.match(text, m.end())
+            if spaced is not None:
+                return unit + spaced.group(0), spaced.end()
+        return unit, m.end()
+    m = _UNIT_SPACED.match(text, end)
+    if m is None:
+        return None, end
+    return m.group(0)[1:], m.end()
+
+
+def _is_counter(key: str) -> bool:
+    return key.lower().replace(" ", "_").replace("-", "_") in COUNTER_KEYS
+
+
+def _is_epoch(key: str) -> bool:
+    return key.lower().replace(" ", "_").replace("-", "_") in EPOCH_KEYS
+
+
+def read_fields(text: str) -> Reading | None:
+    """Every field of `text`, or None when it holds no number with a label."""
+    lo = prefix_end(text)
+    metrics: dict[str, float] = {}
+    step = total = inner = inner_total = epoch_total = None
+    epoch: float | None = None
+    counted_ends: list[tuple[int, int]] = []  # spans of values used as counters
+    it_per_s: float | None = None
+    bare_time: float | None = None  # a duration with no label: the step time if nothing else says
+    evaluating = False
+    for m in _VALUE.finditer(text, lo):
+        start, end = m.span("val")
+        raw = m.group("val")
+        unit, after = _unit_after(text, end)
+        if after < len(text) and text[after] == "(" and unit is None:
+            # `Loss(CLIP)`-style labels never follow a value; `5.1(5.4)` is a running average
+            pass
+        found = _key_before(text, start, lo)
+        if found is None:
+            # A value named by its unit alone: `29403.65 tok/s`, `1.09s/it`, `(1.2 ms, ...)`.
+            if unit is not None and unit != "%":
+                got = _convert("", raw, unit)
+                if got is not None and got[0] == "it_per_s":
+                    it_per_s = got[1]
+                elif got is not None and got[0] == "step_time_s":
+                    bare_time = got[1] if bare_time is None else bare_time
+                elif got is not None and got[0] in ("tokens_per_s", "samples_per_s"):
+                    metrics.setdefault(got[0], got[1])
+            continue
+        key, _sep, _in_list = found
+        last = key.split(" ")[-1]
+        if _is_counter(last) or _is_counter(key):
+            n = _int(raw)
+            if n is not None and step is None:
+                step = n
+                t = _SLASH_TOTAL.match(text, end)
+                if t is not None:
+                    total = int(t.group("m"))
+                    counted_ends.append((start, t.end()))
+                else:
+                    counted_ends.append((start, end))
+            continue
+        if _is_epoch(last) or _is_epoch(key):
+            value = parse_number(raw)
+            if value is not None and epoch is None and math.isfinite(value):
+                epoch = value
+                t = _SLASH_TOTAL.match(text, end)
+                if t is not None:
+                    epoch_total = int(t.group("m"))
+                    counted_ends.append((start, t.end()))
+                else:
+                    counted_ends.append((start, end))
+            continue
+        if _SLASH_TOTAL.match(text, end) and unit is None:
+            continue  # `loss 3/4`: a fraction or a counter with a label we do not know
+        got = _convert(key, raw, unit)
+        if got is None:
+            continue
+        name, value = got
+        if name == "it_per_s":
+            it_per_s = value
+            continue
+        metrics.setdefault(name, value)
+    if step is None:
+        for bare in _BARE_COUNTER.finditer(text, lo):
+            if any(a <= bare.start() < b for a, b in counted_ends):
+                continue
+            n, mm = int(bare.group("n")), int(bare.group("m"))
+            if mm == 0 or n > mm:
+                continue
+            inner, inner_total = n, mm
+            evaluating = _EVAL_WORD.search(text, lo, bare.start()) is not None
+            break
+    if "step_time_s" not in metrics:
+        if bare_time is not None:
+            metrics["step_time_s"] = bare_time
+        elif it_per_s and it_per_s > 0:
+            metrics["step_time_s"] = 1.0 / it_per_s
+    if not metrics and step is None and epoch is None:
+        return None
+    if step is not None and _EVAL_WORD.search(text, lo, lo + 40) and "loss" not in metrics:
+        evaluating = True
+    return Reading(
+        shape=shape_of(text[lo:]),
+        metrics=metrics,
+        step=step,
+        total=total,
+        epoch=epoch,
+        inner=inner,
+        inner_total=inner_total,
+        epoch_total=epoch_total,
+        evaluating=evaluating,
+    )
