@@ -71,7 +71,9 @@ _BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(
 _MASK = re.compile(r"[-+]?\d[\d,.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
 # An implied counter after these words counts evaluation batches, not training steps.
 _EVAL_WORD = re.compile(r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b", re.I)
-_UNIT_IN_KEY = re.compile(r"^(?P<base>.*?)[ _]?(?:\((?P<p>[a-zµ/]+)\)|(?<=[a-z])_(?P<s>ms|s|sec|us|gib|gb|mb|mib)$)", re.I)
+_UNIT_IN_KEY = re.compile(
+    r"^(?P<base>.*?)[ _]?(?:\((?P<p>[a-zµ/]+)\)|(?<=[a-z])_(?P<s>ms|s|sec|us|gib|gb|mb|mib)$)", re.I
+)
 _RATE_UNITS = {
     "it/s": "it_per_s",
     "its/s": "it_per_s",
@@ -222,9 +224,9 @@ def _key_before(text: str, start: int, lo: int) -> tuple[str, bool, bool] | None
     sep = bool(m.group("sep"))
     if not sep:
         # `loss 2.31`: a plain word label and only spaces (or a quote) before the value.
-        if m.group("open") or not m.group("gap") and not m.group("q") and not m.group("vq"):
+        if m.group("open") or (not m.group("gap") and not m.group("q") and not m.group("vq")):
             return None
-        if key.lower() in STOP_WORDS or key.isupper() and len(key) > 3:
+        if key.lower() in STOP_WORDS or (key.isupper() and len(key) > 3):
             return None
     before = window[: m.start()]
     if before.endswith((".", "-", "/")) or before[-1:].isdigit():
