@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-deps lint fmt bench clean
+.PHONY: install demo test test-deps lint fmt bench clean corpus
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,3 +42,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache
+
+# The understanding corpus: facts read off real logs of many frameworks (tests/corpus/FORMAT.md).
+corpus: $(STAMP)
+	$(BIN)/python tests/corpus/score.py
