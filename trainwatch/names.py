@@ -103,6 +103,8 @@ COUNTER_KEYS = frozenset(
         "total_steps_done",
     }
 )
+# Labels of a batch index (often within an epoch): the step where a line has no better counter.
+BATCH_KEYS = frozenset({"batch", "batch_idx", "batch_num", "batch_id", "batches"})
 EPOCH_KEYS = frozenset({"epoch", "epochs", "train_epoch", "ep", "epoch_num"})
 # Words that are never the label of the number after them (`at 2 epochs`, `of 10`).
 STOP_WORDS = frozenset(
@@ -176,7 +178,6 @@ STOP_WORDS = frozenset(
         "processes",
         "job",
         "id",
-        "batch",  # `batch 100` is the batch index in an epoch; `batch_size` is configuration
         "day",
         "days",
         "hour",

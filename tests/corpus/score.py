@@ -13,11 +13,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import tomllib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
@@ -142,7 +143,9 @@ def table(results: Sequence[Result]) -> str:
         p, t = sum(r.passed for r in rs), sum(r.total for r in rs)
         rows.append(f"{name:<24} {len(rs):>8} {f'{p}/{t}':>11} {100 * p / max(t, 1):>6.1f}%")
     p, t = sum(r.passed for r in results), sum(r.total for r in results)
-    rows.append(f"{'total (' + str(len(by)) + ' frameworks)':<24} {len(results):>8} {f'{p}/{t}':>11} {100 * p / max(t, 1):>6.1f}%")
+    rows.append(
+        f"{'total (' + str(len(by)) + ' frameworks)':<24} {len(results):>8} {f'{p}/{t}':>11} {100 * p / max(t, 1):>6.1f}%"
+    )
     return "\n".join(rows)
 
 

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from trainwatch.names import COUNTER_KEYS, EPOCH_KEYS, STOP_WORDS, field_name
+from trainwatch.names import BATCH_KEYS, COUNTER_KEYS, EPOCH_KEYS, STOP_WORDS, field_name
 from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 
 # The logging prefix, one part at a time: timestamps, levels, logger and file:line labels.
@@ -269,6 +269,10 @@ def _is_counter(key: str) -> bool:
     return key.lower().replace(" ", "_").replace("-", "_") in COUNTER_KEYS
 
 
+def _is_batch(key: str) -> bool:
+    return key.lower().replace(" ", "_").replace("-", "_") in BATCH_KEYS
+
+
 def _is_epoch(key: str) -> bool:
     return key.lower().replace(" ", "_").replace("-", "_") in EPOCH_KEYS
 
@@ -315,6 +319,13 @@ def read_fields(text: str) -> Reading | None:
                 else:
                     counted_ends.append((start, end))
             continue
+        if _is_batch(last) or _is_batch(key):
+            n = _int(raw)
+            if n is not None and inner is None:
+                t = _SLASH_TOTAL.match(text, end)
+                inner, inner_total = n, (int(t.group("m")) if t is not None else None)
+                counted_ends.append((start, t.end() if t is not None else end))
+            continue
         if _is_epoch(last) or _is_epoch(key):
             value = parse_number(raw)
             if value is not None and epoch is None and math.isfinite(value):
@@ -336,7 +347,7 @@ def read_fields(text: str) -> Reading | None:
             it_per_s = value
             continue
         metrics.setdefault(name, value)
-    if step is None:
+    if step is None and inner is None:
         for bare in _BARE_COUNTER.finditer(text, lo):
             if any(a <= bare.start() < b for a, b in counted_ends):
                 continue

@@ -25,12 +25,16 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from trainwatch.lines.assembler import Line
+from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.fields import Reading, read_fields
+from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
 _PRECHECK = re.compile(r"\d")
+_EVAL_WORD = re.compile(
+    r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict\w*)\b", re.I
+)
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -60,6 +64,8 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
         if reading.total is not None and reading.total >= reading.step:
             metrics.setdefault("total_steps", float(reading.total))
         return reading.step, metrics
+    if reading.inner is not None and reading.inner_total is None:  # `Epoch 0, batch 500`: as printed
+        return None if reading.evaluating else (reading.inner, metrics)
     if reading.inner is not None and reading.inner_total is not None:
         if reading.evaluating:
             return None
@@ -91,6 +97,25 @@ def parse_fields(text: str) -> tuple[int, dict[str, float]] | None:
     return _step_of(reading, _Template())
 
 
+def _bar_reading(bar: Bar) -> Reading | None:
+    """A tqdm bar as a reading: its description names the epoch, its postfix holds metrics."""
+    if bar.n <= 0 or _EVAL_WORD.search(bar.desc):
+        return None
+    desc = read_fields(bar.desc) if bar.desc else None
+    post = read_fields(", ".join(f"{k}={v}" for k, v in bar.postfix)) if bar.postfix else None
+    metrics = dict(post.metrics) if post is not None else {}
+    if bar.seconds_per_it is not None:
+        metrics.setdefault("step_time_s", bar.seconds_per_it)
+    epoch = desc.epoch if desc is not None else None
+    step = desc.step if desc is not None and desc.step is not None and desc.step > 0 else None
+    shape = "bar " + (desc.shape if desc is not None else "") + " | " + (post.shape if post is not None else "")
+    if epoch is not None:  # `Epoch 3: 64/64 [...]`: batches within the epoch
+        return Reading(shape, metrics, epoch=epoch, inner=bar.n, inner_total=bar.total)
+    if step is not None and step != bar.n:
+        return None  # a bar counting something else within a step
+    return Reading(shape, metrics, step=bar.n, total=bar.total)
+
+
 class GenericParser(Parser):
     name = "generic"
     title = "Generic progress lines (any key/value syntax)"
@@ -100,9 +125,18 @@ class GenericParser(Parser):
 
     def __init__(self) -> None:
         self._templates: OrderedDict[str, _Template] = OrderedDict()
+        # Progress already confirmed: a line of a new shape that goes on from it (a field that
+        # appears from some step on, `grad_norm` after warm-up) is progress too.
+        self._last_step: int | None = None
+        self._last_bar_step: int | None = None
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
+            return False
+        bar = find_bar(text) if "/" in text else None
+        if bar is not None:
+            return self._on_bar(bar, out)
+        if line.kind is Kind.FRAME:
             return False
         reading = read_fields(text)
         if reading is None or not reading.metrics:
@@ -120,8 +154,10 @@ class GenericParser(Parser):
         if got is None:
             return False
         step, metrics = got
+        if not template.confirmed and self._goes_on(step, reading):
+            template.confirmed = True
         if template.confirmed:
-            out.step(step, metrics)
+            self._emit(out, step, metrics)
             return True
         held = template.held
         if held and step > held[-1].step:
@@ -129,10 +165,35 @@ class GenericParser(Parser):
                 out.step(h.step, h.metrics, time=h.time, line=h.line)
             template.held = []
             template.confirmed = True
-            out.step(step, metrics)
+            self._emit(out, step, metrics)
             return True
         if held and step <= held[-1].step:
             held.clear()
         held.append(_Held(step, metrics, line.no, line_time(text)))
         del held[:-MAX_HELD]
         return False
+
+    def _goes_on(self, step: int, reading: Reading) -> bool:
+        """A new shape continues confirmed progress: an explicit step counter just past the last one."""
+        last = self._last_step
+        return reading.step is not None and last is not None and last < step <= last + 10_000
+
+    def _emit(self, out: Emitter, step: int, metrics: dict[str, float]) -> None:
+        self._last_step = step if self._last_step is None else max(self._last_step, step)
+        out.step(step, metrics)
+
+    def _on_bar(self, bar: Bar, out: Emitter) -> bool:
+        """tqdm bars are progress by construction: a step each time the counter moves on."""
+        reading = _bar_reading(bar)
+        if reading is None:
+            return False
+        template = self._templates.setdefault(reading.shape, _Template(confirmed=True))
+        got = _step_of(reading, template)
+        if got is None:
+            return False
+        step, metrics = got
+        if self._last_bar_step is not None and step == self._last_bar_step:
+            return True  # the same step redrawn
+        self._last_bar_step = step
+        out.step(step, metrics)
+        return True
