@@ -1,0 +1,169 @@
+"""Metrics printed as tables: key | value blocks, and a header row followed by value rows.
+
+    -----------------------------------------          epoch    train_loss    valid_loss     dur
+    | time/                   |             |        -------  ------------  ------------  ------
+    |    total_timesteps      | 4096        |              1        4.4168        3.0788  0.0292
+    | train/                  |             |              2        2.0120        0.4565  0.0270
+    |    loss                 | 6.04        |
+    -----------------------------------------        epoch     train_loss  valid_loss  accuracy  time
+                                                     0         0.169874    0.023511    0.992000  00:11
+
+Left: stable-baselines3's logger (and RLlib-style pretty prints): one block per report, its step the
+`total_timesteps` (else `timesteps_total`, `iterations`, `training_iteration`). Right: skorch, fastai
+and Keras-style epoch tables: each row is a step, numbered by its epoch/step column. A table is
+only read when its header names an epoch or step column and a loss or metric column, so aligned
+text that merely looks tabular does not become steps.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainwatch.lines.assembler import Kind, Line
+from trainwatch.names import field_name, snake
+from trainwatch.numbers import parse_number
+from trainwatch.parsers.base import Emitter, Parser
+
+_RULE = re.compile(r"^\s*-{8,}\s*$")
+_KV_ROW = re.compile(r"^\|\s*(?P<key>[^|]*?)\s*\|\s*(?P<value>[^|]*?)\s*\|\s*$")
+_BLOCK_STEP_KEYS = ("total_timesteps", "timesteps_total", "num_env_steps_sampled", "iterations", "training_iteration")
+_MAX_ROWS = 200
+
+_COLS = re.compile(r"\S+(?: \S+)*")  # cells: separated by two or more spaces (or tabs)
+_STEP_COLUMNS = {"epoch": "epoch", "step": "step", "iter": "step", "iteration": "step", "epochs": "epoch"}
+_CLOCK = re.compile(r"^(?:\d{1,2}:)?\d{1,2}:\d{2}$")
+_DASHES = re.compile(r"^[\s-]+$")
+
+
+def _cells(text: str) -> list[str]:
+    if "|" in text:
+        return [c.strip() for c in text.strip().strip("|").split("|")]
+    return [c for c in re.split(r"\s{2,}|\t", text.strip()) if c]
+
+
+class KeyValueTableParser(Parser):
+    name = "kv_table"
+    title = "key | value blocks (stable-baselines3 logger)"
+    triggers = ("|", "----")
+    example = "|    loss                 | 6.04        |"
+    priority = 850
+
+    def __init__(self) -> None:
+        self._rows: list[tuple[str, str, int]] | None = None
+        self._section = ""
+
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if line.kind is Kind.FRAME:
+            return False
+        if _RULE.match(text):
+            if self._rows:
+                self._release(out)
+            self._rows = []
+            self._section = ""
+            return True
+        if self._rows is None:
+            return False
+        m = _KV_ROW.match(text)
+        if m is None:
+            self._rows = None
+            return False
+        key, value = m.group("key"), m.group("value")
+        if key.endswith("/") and not value:
+            self._section = key
+        elif len(self._rows) < _MAX_ROWS:
+            self._rows.append((self._section + key, value, line.no))
+        return True
+
+    def finish(self, out: Emitter) -> None:
+        if self._rows:
+            self._release(out)
+        self._rows = None
+
+    at_eof = finish
+
+    def _release(self, out: Emitter) -> None:
+        rows, self._rows = self._rows or [], None
+        values: dict[str, float] = {}
+        for key, raw, _no in rows:
+            number = parse_number(raw)
+            if number is not None:
+                values[key] = number
+        if not values:
+            return
+        step: int | None = None
+        for want in _BLOCK_STEP_KEYS:
+            for key, number in values.items():
+                if key.rsplit("/", 1)[-1] == want and number.is_integer():
+                    step = int(number)
+                    break
+            if step is not None:
+                break
+        metrics: dict[str, float] = {}
+        for key, number in values.items():
+            leaf = key.rsplit("/", 1)[-1]
+            name = field_name(leaf, "")
+            if name and leaf not in _BLOCK_STEP_KEYS:
+                metrics.setdefault(name, number)
+        if metrics:
+            out.step(step, metrics, line=rows[0][2])
+
+
+class HeaderTableParser(Parser):
+    name = "header_table"
+    title = "Epoch tables (skorch, fastai, Keras-style header + rows)"
+    triggers = ()
+    example = "  epoch    train_loss    valid_loss     dur"
+    priority = 850
+
+    def __init__(self) -> None:
+        self._header: list[str] | None = None
+        self._step_col = 0
+
+    def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if line.kind is Kind.FRAME or not text.strip():
+            return False
+        if self._header is not None:
+            if _DASHES.match(text):
+                return True
+            cells = _cells(text)
+            if len(cells) == len(self._header):
+                return self._row(cells, out)
+            self._header = None
+        if "  " not in text and "\t" not in text and "|" not in text:
+            return False
+        cells = _cells(text)
+        if len(cells) < 2 or len(cells) > 24:
+            return False
+        names = [snake(c) for c in cells]
+        step_cols = [i for i, n in enumerate(names) if n in _STEP_COLUMNS]
+        if not step_cols or not all(n and not n[0].isdigit() for n in names):
+            return False
+        if not any("loss" in n or "acc" in n for n in names):
+            return False
+        self._header = names
+        self._step_col = step_cols[0]
+        return True
+
+    def _row(self, cells: list[str], out: Emitter) -> bool:
+        header = self._header or []
+        step_raw = parse_number(cells[self._step_col].rstrip("+* "))
+        if step_raw is None or not step_raw.is_integer() or step_raw < 0:
+            self._header = None
+            return False
+        metrics: dict[str, float] = {}
+        for name, cell in zip(header, cells, strict=True):
+            value = cell.rstrip("+* ")
+            if _CLOCK.match(value):
+                continue  # fastai's wall time per epoch
+            number = parse_number(value)
+            metric = field_name(name, "")
+            if number is not None and metric:
+                metrics.setdefault(metric, number)
+        if _STEP_COLUMNS[header[self._step_col]] == "epoch":
+            metrics["epoch"] = step_raw
+        else:
+            metrics.pop("step", None)
+        if len(metrics) < 2 and "epoch" in metrics:
+            return False
+        out.step(int(step_raw), metrics)
+        return True
