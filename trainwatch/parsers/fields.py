@@ -30,14 +30,15 @@ from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 # The logging prefix, one part at a time: timestamps, levels, logger and file:line labels.
 _PREFIX_PART = re.compile(
     r"""[\s|\-:>\]]*(?:
-        \[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
+        (?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL):[\w.<>-]+:(?=\w)  # INFO:tensorflow:loss = ...
+      | (?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
       | \[?\d{1,2}/\d{1,2}(?:/\d{2,4})?[ ,-]+\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
       | \[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
       | [IWEFD]\d{4}\s+\d{1,2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?
       | \[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\]?(?::[\w.<>-]*:)?
       | \[?\(?[\w.<>/-]+\.py(?::\d+|\(\d+\))(?:\s+in\s+\w+)?\)?\]?
       | \[?(?:rank|Rank|RANK)\s*\d+\]?:?
-    )(?=[\s|\-:\]]|$)""",
+    )(?=[\s|\-:\]]|$))""",
     re.X,
 )
 # A number, where it is not part of a word, a version, a date, a clock time or a path.

@@ -59,6 +59,9 @@ class _Held:
     summary: bool
 
 
+_BARE_SPECIAL = re.compile(r"([:\[,(]\s*)(-?(?:nan|inf))(?=\s*[,}\])])")
+
+
 def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | None:
     """The dict the Trainer printed: (its 'step' if any, canonical metrics, is the final summary)."""
     start_m = _DICT_START.search(text)
@@ -68,10 +71,16 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
     end = text.rfind("}")
     if end <= start or end - start > _MAX_DICT_CHARS:
         return None
+    body = text[start : end + 1]
     try:
-        raw = ast.literal_eval(text[start : end + 1])
+        raw = ast.literal_eval(body)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
+        # `'grad_norm': nan` is how Python prints a NaN float: not a literal, and the line that
+        # matters most. Quote bare nan/inf and read the dict again.
+        try:
+            raw = ast.literal_eval(_BARE_SPECIAL.sub(r"\1'\2'", body))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
     if not isinstance(raw, dict) or not raw:
         return None
     summary = _SUMMARY_KEY in raw

@@ -1,0 +1,144 @@
+"""The field reader and the generic layer on the syntaxes of issue 14 (lines in the styles real scripts print:
+karpathy/nanoGPT, HF Trainer, pytorch/examples imagenet, TF1 Estimator, mlx-lm, PyG examples, tqdm without bar
+glyphs, stable-baselines3, skorch)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from _feed import events, feed, steps
+
+from trainwatch.parsers.fields import prefix_end, read_fields
+
+
+def _steps(lines: list[str]) -> list[tuple[int | None, dict[str, float]]]:
+    return [(s.step, dict(s.metrics)) for s in steps(feed(lines))]
+
+
+def test_space_separated_key_value() -> None:
+    assert _steps(["step 0 loss 1.0098", "step 1 loss 0.9871"]) == [(0, {"loss": 1.0098}), (1, {"loss": 0.9871})]
+    got = _steps(["it 12 | loss 2.31 | grad_norm 1.10 | 123ms/it", "it 13 | loss 2.30 | grad_norm 1.05 | 121ms/it"])
+    assert got[0] == (12, {"loss": 2.31, "grad_norm": 1.1, "step_time_s": pytest.approx(0.123)})
+
+
+def test_nanogpt_line_with_one_more_field_keeps_every_field() -> None:
+    got = _steps(
+        [
+            "iter 120: loss 2.4410, time 61.02ms, data_time 3.11ms, mfu 14.20%",
+            "iter 130: loss 2.4311, time 60.80ms, data_time 3.02ms, mfu 14.25%",
+        ]
+    )
+    assert got[0][0] == 120
+    assert got[0][1] == {
+        "loss": 2.441,
+        "step_time_s": pytest.approx(0.06102),
+        "data_time_s": pytest.approx(0.00311),
+        "mfu_pct": 14.2,
+    }
+
+
+def test_json_lines() -> None:
+    got = _steps(['{"step": 10, "loss": 2.1, "lr": 0.0003}', '{"step": 20, "loss": 2.0, "lr": 0.0003}'])
+    assert got == [(10, {"loss": 2.1, "lr": 0.0003}), (20, {"loss": 2.0, "lr": 0.0003})]
+
+
+def test_hf_dict_with_bare_nan_is_kept_and_raises_a_nan_event() -> None:
+    records = feed(
+        [
+            "{'loss': 1.95, 'grad_norm': 3.1, 'learning_rate': 2e-05, 'epoch': 0.2}",
+            "{'loss': 1.93, 'grad_norm': nan, 'learning_rate': 2e-05, 'epoch': 0.4}",
+        ]
+    )
+    last = steps(records)[-1].metrics
+    assert last["loss"] == 1.93 and math.isnan(last["grad_norm"]) and last["lr"] == 2e-05 and last["epoch"] == 0.4
+    assert [e.data["metric"] for e in events(records, "nan")] == ["grad_norm"]
+
+
+def test_counters_in_brackets_running_averages_and_epoch_counting() -> None:
+    got = _steps(["[  10/1000] train_loss: 2.1 time/step: 0.21s", "[  20/1000] train_loss: 2.0 time/step: 0.20s"])
+    assert got[0] == (10, {"loss": 2.1, "step_time_s": 0.21, "total_steps": 1000.0})
+    # pytorch/examples imagenet: the current value, not the running average; batches counted across epochs
+    got = _steps(
+        [
+            "Epoch: [0][ 40/2502]\tTime  0.412 ( 0.530)\tLoss 5.1 (5.4)",
+            "Epoch: [0][ 50/2502]\tTime  0.410 ( 0.520)\tLoss 5.0 (5.3)",
+            "Epoch: [1][ 40/2502]\tTime  0.409 ( 0.500)\tLoss 4.1 (4.4)",
+        ]
+    )
+    assert got == [
+        (40, {"step_time_s": 0.412, "loss": 5.1, "epoch": 0.0}),
+        (50, {"step_time_s": 0.41, "loss": 5.0, "epoch": 0.0}),
+        (2542, {"step_time_s": 0.409, "loss": 4.1, "epoch": 1.0}),
+    ]
+
+
+def test_tensorflow_mlx_and_one_line_per_epoch() -> None:
+    got = _steps(
+        ["INFO:tensorflow:loss = 0.91, step = 1200 (0.982 sec)", "INFO:tensorflow:loss = 0.88, step = 1300 (0.975 sec)"]
+    )
+    assert [(s, m["loss"]) for s, m in got] == [(1200, 0.91), (1300, 0.88)]
+    got = _steps(["Iter 30: Train loss 1.872, It/sec 2.11", "Iter 40: Train loss 1.853, It/sec 2.10"])
+    assert got[0] == (30, {"loss": 1.872, "step_time_s": pytest.approx(1 / 2.11)})
+    got = _steps(["Epoch: 007, Loss: 0.9120, Train: 0.77", "Epoch: 008, Loss: 0.9001, Train: 0.78"])
+    assert got[0] == (7, {"loss": 0.912, "train": 0.77, "epoch": 7.0})
+
+
+def test_tqdm_without_bar_glyphs_glued_to_the_next_message() -> None:
+    # Lightning's bar (epochs from 0: step 3 x 64 + 64); any other bar is read generically.
+    got = _steps(["Epoch 3: 100% 64/64 [01:10<00:00, 1.09s/it, loss=0.112, lr=0.0002]Saving model to out/"])
+    assert got == [(256, {"loss": 0.112, "lr": 0.0002, "step_time_s": 1.09, "epoch": 3.0})]
+    got = _steps(["Steps:  12%|█▏        | 60/500 [01:10<08:40, 1.18s/it, loss=0.208, lr=0.0001]Saving state to out/"])
+    assert got == [(60, {"loss": 0.208, "lr": 0.0001, "step_time_s": 1.18, "total_steps": 500.0})]
+
+
+def test_units_scales_and_synonyms() -> None:
+    r = read_fields("step 5 | time/batch = 0.37s | 512K tokens/s | training_loss 2.3 | lr:(3.0e-04,)")
+    assert r is not None and r.step == 5
+    assert r.metrics == {"step_time_s": 0.37, "tokens_per_s": 512000.0, "loss": 2.3, "lr": 0.0003}
+    r = read_fields("step 6 | step_loss 2.2 | total_loss 2.4 | 2.05K ms")
+    assert r is not None and r.metrics["loss"] == 2.2 and r.metrics["step_time_s"] == pytest.approx(2.05)
+
+
+def test_logging_prefix_never_becomes_a_metric() -> None:
+    for text in (
+        "2024-01-02 10:11:12,123 - INFO - train.py:88 - step 5 loss 2.1",
+        "I1124 10:00:00.123456 140 train.py:88] step 5 loss 2.1",
+        "[2024-01-02 10:11:12] [INFO] [trainer.py:201:train] step 5 loss 2.1",
+    ):
+        r = read_fields(text)
+        assert r is not None and r.step == 5 and r.metrics == {"loss": 2.1}, text
+    assert prefix_end("INFO:tensorflow:loss = 0.91") == len("INFO:tensorflow:")
+
+
+def test_config_dumps_and_one_off_lines_give_no_steps() -> None:
+    lines = [
+        "Namespace(lr=0.001, batch_size=32, max_steps=1000, seed=42, port=29500)",
+        "  lr ........................ 0.001",
+        "--train_steps = 20000",
+        "Saving checkpoint at 2 epochs",
+        "2024-05-01 10:00:00 started on node gpu-12 pid 4411",
+        "Resuming from step 5000, loss 2.3",
+    ]
+    assert _steps(lines) == []
+
+
+def test_stable_baselines3_block_and_skorch_table() -> None:
+    block = [
+        "-----------------------------------------",
+        "| time/                   |             |",
+        "|    fps                  | 1284        |",
+        "|    total_timesteps      | 4096        |",
+        "| train/                  |             |",
+        "|    learning_rate        | 0.0003      |",
+        "|    loss                 | 6.04        |",
+        "-----------------------------------------",
+    ]
+    assert _steps(block) == [(4096, {"fps": 1284.0, "lr": 0.0003, "loss": 6.04})]
+    table = [
+        "  epoch    train_loss    valid_loss     dur",
+        "-------  ------------  ------------  ------",
+        "      1        4.4168        3.0788  0.0292",
+        "      2        2.0120        0.4565  0.0270",
+    ]
+    assert _steps(table)[1] == (2, {"epoch": 2.0, "loss": 2.012, "eval_loss": 0.4565, "dur": 0.027})
