@@ -69,6 +69,8 @@ _KEY_WINDOW = 64
 # `Step [100/1000]`, `iter 5/100`, `| 200/ 2983 batches`: an `n/M` counter.
 _SLASH_TOTAL = re.compile(r"\s*/\s*(?P<m>\d{1,18})(?![\w.])")
 _BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(?![\w/.-])")
+# `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
+_LEADING_COUNTER = re.compile(r"(?P<n>\d{1,12})\s*(?:\||:\s)")
 _MASK = re.compile(r"[-+]?\d[\d,.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
 # An implied counter after these words counts evaluation batches, not training steps.
 _EVAL_WORD = re.compile(r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b", re.I)
@@ -348,6 +350,10 @@ def read_fields(text: str) -> Reading | None:
             it_per_s = value
             continue
         metrics.setdefault(name, value)
+    if step is None and inner is None and metrics:
+        lead = _LEADING_COUNTER.match(text, lo)
+        if lead is not None:
+            step = int(lead.group("n"))
     if step is None and inner is None:
         for bare in _BARE_COUNTER.finditer(text, lo):
             if any(a <= bare.start() < b for a, b in counted_ends):

@@ -167,8 +167,8 @@ class GenericParser(Parser):
             template.confirmed = True
             self._emit(out, step, metrics)
             return True
-        if held and step <= held[-1].step:
-            held.clear()
+        if held and step < held[-1].step:
+            held.clear()  # the same step again (other ranks) is held with it
         held.append(_Held(step, metrics, line.no, line_time(text)))
         del held[:-MAX_HELD]
         return False

@@ -181,7 +181,7 @@ class HFTrainerParser(Parser):
         if not self._is_training_total(bar.total):
             return True
         self._last_bar = (line.no, bar.n, bar.total)
-        if bar.n > 0:  # the training bar (the banner's total, else the largest bar so far)
+        if self._banner_total is not None and bar.n > 0:
             metrics: dict[str, float] = {"total_steps": float(bar.total)}
             if bar.seconds_per_it is not None:
                 metrics["step_time_s"] = bar.seconds_per_it
