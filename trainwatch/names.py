@@ -219,6 +219,8 @@ NOT_METRICS = frozenset(
 # Further synonyms the field reader maps (canonical where the meaning is certain).
 SYNONYMS: dict[str, str] = {
     "training_loss": "loss",
+    "reduced_train_loss": "loss",  # NeMo / Megatron-core
+    "ips": "samples_per_s",  # PaddlePaddle: instances per second
     "step_loss": "loss",
     "loss_train": "loss",
     "train_lm_loss": "loss",
@@ -287,9 +289,14 @@ STEP_TIME_KEYS = frozenset(
         "sec_it",
         "time_per_it",
         "batch_t",
+        "batch_cost",  # PaddlePaddle (PaddleNLP/OCR/Seg/Det/Clas)
+        "train_step_timing",  # NeMo
+        "step_timing",
     }
 )
-DATA_TIME_KEYS = frozenset({"data_time", "data", "data_t", "dataload_time", "data_load_time", "data_loading_time"})
+DATA_TIME_KEYS = frozenset(
+    {"data_time", "data", "data_t", "dataload_time", "data_load_time", "data_loading_time", "reader_cost"}
+)
 MEM_KEYS = {
     "memory": "mem_gib",
     "mem": "mem_gib",
@@ -323,7 +330,7 @@ def field_name(label: str, unit: str) -> str:
     name = SYNONYMS.get(key) or CANONICAL.get(key) or key
     if unit == "%":
         return name if name.endswith("_pct") else name + "_pct"
-    if unit == "s" or (unit == "" and key in STEP_TIME_KEYS):
+    if unit == "s" or (unit == "" and (key in STEP_TIME_KEYS or key in DATA_TIME_KEYS)):
         if key in STEP_TIME_KEYS or name == "step_time_s":
             return "step_time_s"
         if key in DATA_TIME_KEYS or name == "data_time_s":

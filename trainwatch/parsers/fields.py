@@ -64,7 +64,7 @@ _KEY_END = re.compile(
     r"(?P<key>[A-Za-z_@][\w./@%-]*(?:\s?\([^()\s]{1,12}\))?)(?P<q>['\"]?)"
     r"(?P<gap>[ \t]*(?P<sep>[:=]|->|:=)?[ \t]*)(?P<open>[\[(]\s*)?(?P<vq>['\"]?)\Z"
 )
-_WORD = re.compile(r"[A-Za-z][a-z]*\Z")
+_WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\Z")
 _KEY_WINDOW = 64
 # `Step [100/1000]`, `iter 5/100`, `| 200/ 2983 batches`: an `n/M` counter.
 _SLASH_TOTAL = re.compile(r"\s*/\s*(?P<m>\d{1,18})(?![\w.])")
@@ -77,6 +77,7 @@ _EVAL_WORD = re.compile(r"\b(?:val|valid|validation|validating|eval|evaluation|e
 _UNIT_IN_KEY = re.compile(
     r"^(?P<base>.*?)[ _]?(?:\((?P<p>[a-zµ/]+)\)|(?<=[a-z])_(?P<s>ms|s|sec|us|gib|gb|mb|mib)$)", re.I
 )
+_UNIT_WORDS = re.compile(r"^(?P<base>\w.*?)\s+in\s+(?P<u>ms|s|sec|seconds)$")
 _RATE_UNITS = {
     "it/s": "it_per_s",
     "its/s": "it_per_s",
@@ -149,6 +150,9 @@ def _int(raw: str) -> int | None:
 def _key_parts(key: str) -> tuple[str, str | None]:
     """`time (ms)` -> ("time", "ms"); `step_time_ms` -> ("step_time", "ms"); `ms/batch` -> ("batch_time", "ms")."""
     low = key.lower()
+    m = _UNIT_WORDS.match(low)
+    if m:  # `train_step_timing in s`, `iter/s` in parentheses handled below
+        return m.group("base"), m.group("u")
     for unit in ("ms", "s", "sec"):
         for per in _PER_STEP_UNITS:
             if low == unit + per:
@@ -242,7 +246,9 @@ def _key_before(text: str, start: int, lo: int) -> tuple[str, bool, bool] | None
             if not rest.endswith(" ") or rest.endswith("  "):
                 break
             w = _WORD.search(rest[:-1])
-            if w is None or w.group(0).lower() in STOP_WORDS or (w.group(0).isupper() and len(w.group(0)) > 1):
+            word = w.group(0) if w is not None else ""
+            unit_in = word == "in" and words[-1] in ("s", "ms", "sec", "seconds")  # `train_step_timing in s`
+            if not word or (word.lower() in STOP_WORDS and not unit_in) or (word.isupper() and len(word) > 1):
                 break
             prev = rest[: w.start()]
             if prev and not prev[-1].isspace() and prev[-1] not in "|,;[({":
@@ -293,6 +299,8 @@ def read_fields(text: str) -> Reading | None:
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
         raw = m.group("val")
+        if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
+            continue  # a clock time (`ETA 00:04:16`), a ratio or a port, not a value
         unit, after = _unit_after(text, end)
         if after < len(text) and text[after] == "(" and unit is None:
             # `Loss(CLIP)`-style labels never follow a value; `5.1(5.4)` is a running average
