@@ -64,7 +64,7 @@ def snake(label: str) -> str:
 @lru_cache(maxsize=4096)
 def metric_name(label: str) -> str:
     key = snake(label)
-    return CANONICAL.get(key, key)
+    return CANONICAL.get(key) or SYNONYMS.get(key) or key
 
 
 @lru_cache(maxsize=4096)

@@ -31,10 +31,12 @@ from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 _PREFIX_PART = re.compile(
     r"""[\s|\-:>\]]*(?:
         (?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL):[\w.<>-]+:(?=\w)  # INFO:tensorflow:loss = ...
+      | \[[\w.:-]{1,24}\]:  # launcher labels: [0434:0]:, [default0]:
       | (?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
       | \[?\d{1,2}/\d{1,2}(?:/\d{2,4})?[ ,-]+\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
       | \[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
       | [IWEFD]\d{4}\s+\d{1,2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?
+      | \[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\b[^\]]{0,80}\]:?
       | \[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\]?(?::[\w.<>-]*:)?
       | \[?\(?[\w.<>/-]+\.py(?::\d+|\(\d+\))(?:\s+in\s+\w+)?\)?\]?
       | \[?(?:rank|Rank|RANK)\s*\d+\]?:?
@@ -181,6 +183,9 @@ def _convert(key: str, raw: str, unit: str | None) -> tuple[str, float] | None:
     if unit is not None and len(unit) > 2 and unit[0] in _SCALE and unit[1] == " ":
         value *= _SCALE[unit[0]]  # 512K tokens/s, 2.05K ms
         raw, unit = repr(value), unit[2:]
+    if unit in _SCALE and key_unit is not None:  # `elapsed_time_per_iteration_ms: 28.2K`
+        value *= _SCALE[unit]
+        raw, unit = repr(value), None
     if unit is None:
         unit = key_unit
     if unit is None:
