@@ -8,6 +8,25 @@ from functools import lru_cache
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
+# The contract's metric names (shared/spec/records.md), in the order reports list them.
+CONTRACT_METRIC_ORDER = (
+    "loss",
+    "eval_loss",
+    "lr",
+    "grad_norm",
+    "loss_scale",
+    "step_time_s",
+    "data_time_s",
+    "samples_per_s",
+    "tokens_per_s",
+    "tflops",
+    "mfu_pct",
+    "mem_gib",
+    "epoch",
+    "max_mem_gib",
+    "total_steps",
+)
+
 # Printed label (already snake_cased) -> canonical metric name.
 CANONICAL: dict[str, str] = {
     "lm_loss": "loss",

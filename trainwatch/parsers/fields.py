@@ -251,9 +251,11 @@ def _key_before(text: str, start: int, lo: int) -> tuple[str, bool, bool] | None
             if not rest.endswith(" ") or rest.endswith("  "):
                 break
             w = _WORD.search(rest[:-1])
-            word = w.group(0) if w is not None else ""
+            if w is None:
+                break
+            word = w.group(0)
             unit_in = word == "in" and words[-1] in ("s", "ms", "sec", "seconds")  # `train_step_timing in s`
-            if not word or (word.lower() in STOP_WORDS and not unit_in) or (word.isupper() and len(word) > 1):
+            if (word.lower() in STOP_WORDS and not unit_in) or (word.isupper() and len(word) > 1):
                 break
             prev = rest[: w.start()]
             if prev and not prev[-1].isspace() and prev[-1] not in "|,;[({":

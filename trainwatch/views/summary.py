@@ -29,6 +29,7 @@ from trainwatch.diagnosis.ranks import root_cause, stragglers
 from trainwatch.diagnosis.shares import phase_shares, phase_tree
 from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
 from trainwatch.diagnosis.window import fmt_duration, fmt_seconds, fmt_value
+from trainwatch.names import CONTRACT_METRIC_ORDER
 from trainwatch.records import json_number
 from trainwatch.store.store import RankKey, Store
 
@@ -41,21 +42,7 @@ STATE_STYLE = {
     "unknown": "bold",
 }
 SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
-PREFERRED_METRICS = (
-    "loss",
-    "eval_loss",
-    "lr",
-    "grad_norm",
-    "loss_scale",
-    "step_time_s",
-    "data_time_s",
-    "samples_per_s",
-    "tokens_per_s",
-    "tflops",
-    "mfu_pct",
-    "mem_gib",
-    "epoch",
-)
+PREFERRED_METRICS = tuple(m for m in CONTRACT_METRIC_ORDER if m not in ("max_mem_gib", "total_steps"))
 MAX_METRIC_COLUMNS = 9
 BAR_WIDTH = 30
 
