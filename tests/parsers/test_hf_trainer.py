@@ -149,3 +149,12 @@ def test_pipeline_on_the_real_slices() -> None:
     assert [r.data.get("path") for r in records if isinstance(r, Event) and r.kind == "checkpoint"] == [
         "output/toasty-sponge-403/checkpoint-200"
     ]
+
+
+def test_unsloth_banner_gives_the_total_so_bars_are_steps() -> None:
+    # unslothai/unsloth issue #1145, kept in tests/corpus/unsloth/ with its provenance
+    path = SAMPLES.parent / "tests" / "corpus" / "unsloth" / "unsloth_train_banner_tqdm_issue1145.log"
+    records, _ = read(path)
+    bars = [r for r in records if isinstance(r, Step) and r.step is not None]
+    assert bars and all(r.metrics["total_steps"] == 312 for r in bars)
+    assert bars[0].step == 1 and bars[0].metrics["step_time_s"] > 0

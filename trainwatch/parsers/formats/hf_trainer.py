@@ -44,6 +44,10 @@ _BANNER = "***** Running training *****"
 _BANNER_FIELD = re.compile(
     r"(?:^|>>|\s)\s*(Num examples|Num Epochs|Total optimization steps|Gradient Accumulation steps) = ([\d,.]+)\s*$"
 )
+# Unsloth prints its own banner before the Trainer's bar: `==((====))==  Unsloth - 2x faster free finetuning`,
+# then `Num examples = 1,760 | Num Epochs = 1 | Total steps = 220` (several fields a line).
+_UNSLOTH_BANNER = "Unsloth"
+_INLINE_FIELD = re.compile(r"(Num examples|Num Epochs|Total steps) = ([\d,.]+)")
 _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
 _MAX_DICT_CHARS = 20_000
@@ -112,7 +116,7 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
 class HFTrainerParser(Parser):
     name = "hf_trainer"
     title = "Hugging Face Trainer / TRL / Accelerate"
-    triggers = ("{'", "it]", "it/s]", _BANNER, " = ")
+    triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER)
     example = "{'loss': 0.5047, 'grad_norm': 1.18, 'learning_rate': 6.99e-05, 'epoch': 0.05}"
     priority = 100
 
@@ -133,7 +137,7 @@ class HFTrainerParser(Parser):
         if line.kind is Kind.FRAME:
             bar = find_bar(text)
             return bar is not None and self._on_bar(bar, line, out)
-        if _BANNER in text:
+        if _BANNER in text or (_UNSLOTH_BANNER in text and "finetuning" in text):
             self._banner_line = line.no
             self._banner_total = None
             self._banner_epochs = None
@@ -144,6 +148,11 @@ class HFTrainerParser(Parser):
             m = _BANNER_FIELD.search(text)
             if m:
                 self._banner_field(m.group(1), m.group(2))
+                return True
+            inline = list(_INLINE_FIELD.finditer(text))
+            for f in inline:
+                self._banner_field(f.group(1), f.group(2))
+            if inline:
                 return True
         if "{'" in text:
             return self._on_dict_line(text, line, out)
@@ -161,7 +170,7 @@ class HFTrainerParser(Parser):
         number = parse_number(value)
         if number is None:
             return
-        if label == "Total optimization steps" and number.is_integer():
+        if label in ("Total optimization steps", "Total steps") and number.is_integer():
             self._banner_total = int(number)
         elif label == "Num Epochs":
             self._banner_epochs = number
