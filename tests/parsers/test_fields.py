@@ -142,3 +142,17 @@ def test_stable_baselines3_block_and_skorch_table() -> None:
         "      2        2.0120        0.4565  0.0270",
     ]
     assert _steps(table)[1] == (2, {"epoch": 2.0, "loss": 2.012, "eval_loss": 0.4565, "dur": 0.027})
+
+
+def test_a_field_that_appears_mid_run_keeps_the_line() -> None:
+    # MetricLogger (LLaMA2-Accessory): grad_norm is printed from iteration 40 on, one line of the new shape.
+    got = _steps(
+        [
+            "Epoch: [0]  [20/1504]  lr: 0.000000  closs: 1.5362 (1.5382)  time: 4.5562  data: 0.0002  max mem: 39297",
+            "Epoch: [0]  [30/1504]  lr: 0.000000  closs: 1.5318 (1.5380)  time: 4.5658  data: 0.0002  max mem: 39297",
+            "Epoch: [0]  [40/1504]  lr: 0.000003  closs: 1.5428 (1.5405)  grad_norm: 5.2397 (5.2397)  time: 4.5",
+        ]
+    )
+    assert [s for s, _ in got] == [20, 30, 40]
+    assert got[2][1]["grad_norm"] == 5.2397 and got[2][1]["lr"] == 0.000003
+    assert got[0][1]["data_time_s"] == 0.0002 and got[0][1]["step_time_s"] == 4.5562

@@ -174,9 +174,10 @@ class GenericParser(Parser):
         return False
 
     def _goes_on(self, step: int, reading: Reading) -> bool:
-        """A new shape continues confirmed progress: an explicit step counter just past the last one."""
+        """A new shape continues confirmed progress: a step or batch counter just past the last one."""
         last = self._last_step
-        return reading.step is not None and last is not None and last < step <= last + 10_000
+        counted = reading.step is not None or reading.inner is not None
+        return counted and last is not None and last < step <= last + 10_000
 
     def _emit(self, out: Emitter, step: int, metrics: dict[str, float]) -> None:
         self._last_step = step if self._last_step is None else max(self._last_step, step)
