@@ -156,3 +156,25 @@ def test_a_field_that_appears_mid_run_keeps_the_line() -> None:
     assert [s for s, _ in got] == [20, 30, 40]
     assert got[2][1]["grad_norm"] == 5.2397 and got[2][1]["lr"] == 0.000003
     assert got[0][1]["data_time_s"] == 0.0002 and got[0][1]["step_time_s"] == 4.5562
+
+
+def test_iterations_within_epochs_counted_on_and_shapes_stable_across_number_forms() -> None:
+    # YOLOX: `epoch: e/E, iter: i/n` -> iteration (e - 1) x n + i
+    got = _steps(
+        [
+            "2023-08-10 08:54:48 | INFO | yolox.core.trainer:253 - epoch: 1/300, iter: 10/12, mem: 2956Mb, "
+            "iter_time: 0.771s, data_time: 0.001s, total_loss: 5.5, lr: 4.340e-04",
+            "2023-08-10 08:54:53 | INFO | yolox.core.trainer:253 - epoch: 2/300, iter: 10/12, mem: 2956Mb, "
+            "iter_time: 0.383s, data_time: 0.001s, total_loss: 4.8, lr: 8.680e-04",
+        ]
+    )
+    assert [s for s, _ in got] == [10, 22]
+    assert got[1][1]["loss"] == 4.8 and got[1][1]["step_time_s"] == 0.383 and got[1][1]["total_steps"] == 3600
+    # speechbrain: `9.45e-01,` and `35.42,` mask alike, so one line per epoch repeats its shape
+    got = _steps(
+        [
+            "speechbrain.utils.train_logger - epoch: 1, lr: 1.00e+00 - train loss: 9.45e-01 - valid loss: 1.23, valid CER: 35.42, valid WER: 39.14",
+            "speechbrain.utils.train_logger - epoch: 2, lr: 1.00e+00 - train loss: 7.26e-01 - valid loss: 1.27, valid CER: 3.1e+01, valid WER: 39.0",
+        ]
+    )
+    assert [(s, m["loss"], m["eval_loss"]) for s, m in got] == [(1, 0.945, 1.23), (2, 0.726, 1.27)]

@@ -73,7 +73,7 @@ _SLASH_TOTAL = re.compile(r"\s*/\s*(?P<m>\d{1,18})(?![\w.])")
 _BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(?![\w/.-])")
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
 _LEADING_COUNTER = re.compile(r"(?P<n>\d{1,12})\s*(?:\||:\s)")
-_MASK = re.compile(r"[-+]?\d[\d,.]*(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
+_MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
 # An implied counter after these words counts evaluation batches, not training steps.
 _EVAL_WORD = re.compile(r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b", re.I)
 _UNIT_IN_KEY = re.compile(

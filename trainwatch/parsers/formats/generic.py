@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Emitter, Parser
@@ -60,6 +60,9 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
     metrics = dict(reading.metrics)
     if reading.epoch is not None:
         metrics.setdefault("epoch", reading.epoch)
+    if reading.step is not None and reading.total is not None and reading.epoch_total is not None:
+        # `epoch: 2/300, iter: 10/12` (YOLOX): both counted against their totals, the iteration within the epoch
+        reading = replace(reading, step=None, total=None, inner=reading.step, inner_total=reading.total)
     if reading.step is not None:
         if reading.total is not None and reading.total >= reading.step:
             metrics.setdefault("total_steps", float(reading.total))
