@@ -366,3 +366,18 @@ def test_parser_never_raises_on_seed_004() -> None:
     runner.finish()
     assert runner.stats.parser_errors == 0
     assert events(records, "checkpoint") == [] and events(records, "traceback") == []
+
+
+def test_a_log_that_ends_inside_a_traceback_still_records_it() -> None:
+    # tensorflow/tensor2tensor#106 as pasted: the traceback is cut before its exception line.
+    records = feed(
+        [
+            "ERROR:tensorflow:Model diverged with loss = NaN.",
+            "Traceback (most recent call last):",
+            '  File "/usr/bin/t2t-trainer", line 82, in <module>',
+            "    tf.app.run()",
+        ]
+    )
+    (tb,) = events(records, "traceback")
+    assert tb.line == 2 and tb.data["exception"] == "unknown"
+    assert "ends before its exception line" in tb.message

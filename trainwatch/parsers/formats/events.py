@@ -260,8 +260,10 @@ class EventsParser(Parser):
 
     def finish(self, out: Emitter) -> None:
         for tb in self._tracebacks.values():
-            if tb.exceptions:
-                self._emit_traceback(tb, out)
+            if not tb.exceptions:
+                # The input ends inside the traceback (a log cut short, a paste): it is still a crash.
+                tb.exceptions.append("Traceback (the log ends before its exception line)")
+            self._emit_traceback(tb, out)
         self._tracebacks.clear()
         if self._crash is not None:
             self._emit_crash(self._crash, out)
@@ -305,7 +307,9 @@ class EventsParser(Parser):
     def _emit_traceback(self, tb: _Traceback, out: Emitter) -> None:
         message = tb.exceptions[-1]
         exc = _EXC_LINE.match(message)
-        exception = exc.group(1) if exc else message.split(":", 1)[0]
+        exception = (
+            exc.group(1) if exc else "unknown" if message.startswith("Traceback (") else message.split(":", 1)[0]
+        )
         data: dict[str, Any] = {"exception": exception}
         if len(tb.exceptions) > 1:
             data["cause"] = tb.exceptions[0]
