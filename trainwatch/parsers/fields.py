@@ -75,7 +75,9 @@ _BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(
 _LEADING_COUNTER = re.compile(r"(?P<n>\d{1,12})\s*(?:\||:\s)")
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
 # An implied counter after these words counts evaluation batches, not training steps.
-_EVAL_WORD = re.compile(r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b", re.I)
+EVAL_WORD = re.compile(
+    r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict\w*)\b", re.I
+)
 _UNIT_IN_KEY = re.compile(
     r"^(?P<base>.*?)[ _]?(?:\((?P<p>[a-zµ/]+)\)|(?<=[a-z])_(?P<s>ms|s|sec|us|gib|gb|mb|mib)$)", re.I
 )
@@ -226,8 +228,8 @@ def _convert(key: str, raw: str, unit: str | None) -> tuple[str, float] | None:
     return None
 
 
-def _key_before(text: str, start: int, lo: int) -> tuple[str, bool, bool] | None:
-    """The label of the value at `start`: (key, had a `:`/`=` separator, is inside a list/tuple)."""
+def _key_before(text: str, start: int, lo: int) -> str | None:
+    """The label of the value at `start` (`train loss` in `| train loss: 3.11`), or None."""
     window = text[max(lo, start - _KEY_WINDOW) : start]
     m = _KEY_END.search(window)
     if m is None:
@@ -262,7 +264,7 @@ def _key_before(text: str, start: int, lo: int) -> tuple[str, bool, bool] | None
                 break
             words.insert(0, w.group(0))
             rest = prev
-    return " ".join(words), sep, bool(m.group("open"))
+    return " ".join(words)
 
 
 def _unit_after(text: str, end: int) -> tuple[str | None, int]:
@@ -281,16 +283,17 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
     return m.group(0)[1:], m.end()
 
 
-def _is_counter(key: str) -> bool:
-    return key.lower().replace(" ", "_").replace("-", "_") in COUNTER_KEYS
-
-
-def _is_batch(key: str) -> bool:
-    return key.lower().replace(" ", "_").replace("-", "_") in BATCH_KEYS
-
-
-def _is_epoch(key: str) -> bool:
-    return key.lower().replace(" ", "_").replace("-", "_") in EPOCH_KEYS
+def _counter_kind(key: str) -> str | None:
+    """ "step", "batch" or "epoch" when the label (or its last word) names a counter, else None."""
+    for label in (key.split(" ")[-1], key):
+        norm = label.lower().replace(" ", "_").replace("-", "_")
+        if norm in COUNTER_KEYS:
+            return "step"
+        if norm in BATCH_KEYS:
+            return "batch"
+        if norm in EPOCH_KEYS:
+            return "epoch"
+    return None
 
 
 def read_fields(text: str) -> Reading | None:
@@ -308,12 +311,9 @@ def read_fields(text: str) -> Reading | None:
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
             continue  # a clock time (`ETA 00:04:16`), a ratio or a port, not a value
-        unit, after = _unit_after(text, end)
-        if after < len(text) and text[after] == "(" and unit is None:
-            # `Loss(CLIP)`-style labels never follow a value; `5.1(5.4)` is a running average
-            pass
-        found = _key_before(text, start, lo)
-        if found is None:
+        unit, _after = _unit_after(text, end)
+        key = _key_before(text, start, lo)
+        if key is None:
             # A value named by its unit alone: `29403.65 tok/s`, `1.09s/it`, `(1.2 ms, ...)`.
             if unit is not None and unit != "%":
                 got = _convert("", raw, unit)
@@ -324,36 +324,23 @@ def read_fields(text: str) -> Reading | None:
                 elif got is not None and got[0] in ("tokens_per_s", "samples_per_s"):
                     metrics.setdefault(got[0], got[1])
             continue
-        key, _sep, _in_list = found
-        last = key.split(" ")[-1]
-        if _is_counter(last) or _is_counter(key):
-            n = _int(raw)
-            if n is not None and step is None:
-                step = n
-                t = _SLASH_TOTAL.match(text, end)
-                if t is not None:
-                    total = int(t.group("m"))
-                    counted_ends.append((start, t.end()))
-                else:
-                    counted_ends.append((start, end))
-            continue
-        if _is_batch(last) or _is_batch(key):
-            n = _int(raw)
-            if n is not None and inner is None:
-                t = _SLASH_TOTAL.match(text, end)
-                inner, inner_total = n, (int(t.group("m")) if t is not None else None)
-                counted_ends.append((start, t.end() if t is not None else end))
-            continue
-        if _is_epoch(last) or _is_epoch(key):
+        kind = _counter_kind(key)
+        if kind is not None:
             value = parse_number(raw)
-            if value is not None and epoch is None and math.isfinite(value):
-                epoch = value
-                t = _SLASH_TOTAL.match(text, end)
-                if t is not None:
-                    epoch_total = int(t.group("m"))
-                    counted_ends.append((start, t.end()))
-                else:
-                    counted_ends.append((start, end))
+            if value is None or not math.isfinite(value):
+                continue
+            t = _SLASH_TOTAL.match(text, end)
+            of = int(t.group("m")) if t is not None else None
+            n = _int(raw)
+            if kind == "step" and step is None and n is not None:
+                step, total = n, of
+            elif kind == "batch" and inner is None and n is not None:
+                inner, inner_total = n, of
+            elif kind == "epoch" and epoch is None:
+                epoch, epoch_total = value, of
+            else:
+                continue
+            counted_ends.append((start, t.end() if t is not None else end))
             continue
         if _SLASH_TOTAL.match(text, end) and unit is None:
             continue  # `loss 3/4`: a fraction or a counter with a label we do not know
@@ -377,7 +364,7 @@ def read_fields(text: str) -> Reading | None:
             if mm == 0 or n > mm:
                 continue
             inner, inner_total = n, mm
-            evaluating = _EVAL_WORD.search(text, lo, bare.start()) is not None
+            evaluating = EVAL_WORD.search(text, lo, bare.start()) is not None
             break
     if "step_time_s" not in metrics:
         if bare_time is not None:
@@ -386,7 +373,7 @@ def read_fields(text: str) -> Reading | None:
             metrics["step_time_s"] = 1.0 / it_per_s
     if not metrics and step is None and epoch is None:
         return None
-    if step is not None and _EVAL_WORD.search(text, lo, lo + 40) and "loss" not in metrics:
+    if step is not None and EVAL_WORD.search(text, lo, lo + 40) and "loss" not in metrics:
         evaluating = True
     return Reading(
         shape=shape_of(text[lo:]),

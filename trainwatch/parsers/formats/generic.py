@@ -27,14 +27,11 @@ from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Emitter, Parser
-from trainwatch.parsers.fields import Reading, read_fields
+from trainwatch.parsers.fields import EVAL_WORD, Reading, read_fields
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
 _PRECHECK = re.compile(r"\d")
-_EVAL_WORD = re.compile(
-    r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict\w*)\b", re.I
-)
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -102,7 +99,7 @@ def parse_fields(text: str) -> tuple[int, dict[str, float]] | None:
 
 def _bar_reading(bar: Bar) -> Reading | None:
     """A tqdm bar as a reading: its description names the epoch, its postfix holds metrics."""
-    if bar.n <= 0 or _EVAL_WORD.search(bar.desc):
+    if bar.n <= 0 or EVAL_WORD.search(bar.desc):
         return None
     desc = read_fields(bar.desc) if bar.desc else None
     post = read_fields(", ".join(f"{k}={v}" for k, v in bar.postfix)) if bar.postfix else None
