@@ -75,11 +75,10 @@ class KeyValueTableParser(Parser):
         return True
 
     def finish(self, out: Emitter) -> None:
+        # Not at_eof: while following, a block is complete only at its closing rule (which releases it).
         if self._rows:
             self._release(out)
         self._rows = None
-
-    at_eof = finish
 
     def _release(self, out: Emitter) -> None:
         rows, self._rows = self._rows or [], None
