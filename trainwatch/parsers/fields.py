@@ -53,7 +53,7 @@ _VALUE = re.compile(
 # A unit written right after the value (`61.02ms`, `1.09s/it`, `512K`, `3.2GiB`, `14.2%`).
 _UNIT_ATTACHED = re.compile(
     r"(?:%|(?:ms|us|µs|ns|sec|secs|s|min|h|hr|[KMGT]i?B|[kKMGTB](?=/)|[kKMGB])(?:/(?:s|sec|it|iter|step|batch|gpu|device)){0,2})"
-    r"(?![\w/])|(?:it|tok|toks|tokens|samples?|img|imgs|images|ex|examples|seq|seqs)/(?:s|sec)(?![\w/])"
+    r"(?![\w/])|(?:it|tok|toks|tokens|samples?|img|imgs|images|ex|examples|seq|seqs)?/(?:s|sec)(?![\w/])"
 )
 # A unit after a space (`0.52 s`, `(0.982 sec)`, `29403 tok/s`, `1.2 it/s`, `3.1 GiB`).
 _UNIT_SPACED = re.compile(
@@ -66,13 +66,17 @@ _KEY_END = re.compile(
     r"(?P<key>[A-Za-z_@][\w./@%-]*(?:\s?\([^()\s]{1,12}\))?)(?P<q>['\"]?)"
     r"(?P<gap>[ \t]*(?P<sep>[:=]|->|:=)?[ \t]*)(?P<open>[\[(]\s*)?(?P<vq>['\"]?)\Z"
 )
+# Printed tensors and arrays around a value: `tensor(0.69`, `tensor([nan]`, `Array(2.1, dtype=float32)`.
+_WRAPPER = re.compile(r"(?<=[\s:=])\s*(?:tensor|Tensor|array|Array|DeviceArray|np\.float\d*|float\d*)\(\[?\s*\Z")
+_PHASE_LABELS = frozenset({"train", "training"})
+_BATCH_AFTER = re.compile(r"\s*\[\s*\d+\s*/\s*\d+")
 _WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\Z")
 _KEY_WINDOW = 64
 # `Step [100/1000]`, `iter 5/100`, `| 200/ 2983 batches`: an `n/M` counter.
 _SLASH_TOTAL = re.compile(r"\s*/\s*(?P<m>\d{1,18})(?![\w.])")
 _BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(?![\w/.-])")
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
-_LEADING_COUNTER = re.compile(r"(?P<n>\d{1,12})\s*(?:\||:\s)")
+_LEADING_COUNTER = re.compile(r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s)")
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
 # An implied counter after these words counts evaluation batches, not training steps.
 EVAL_WORD = re.compile(
@@ -168,6 +172,8 @@ def _key_parts(key: str) -> tuple[str, str | None]:
             return m.group("base"), unit
         if unit.startswith(("ms/", "s/", "sec/")) and unit.endswith(_PER_STEP_UNITS):
             return m.group("base"), unit.split("/")[0]
+        if _rate(unit) is not None:  # `train_speed(iter/s)`
+            return m.group("base"), unit
     return key, None
 
 
@@ -199,6 +205,9 @@ def _convert(key: str, raw: str, unit: str | None) -> tuple[str, float] | None:
     if unit == "%":
         name = field_name(base, "%")
         return (name, value) if name else None
+    if unit in ("/s", "/sec"):  # `201.43/s`: a throughput, in samples unless its label says what
+        name = field_name(base, "/s") if base else "samples_per_s"
+        return (name, value) if name else None
     low = unit.lower()
     rate = _rate(low)
     if rate is not None:
@@ -228,9 +237,22 @@ def _convert(key: str, raw: str, unit: str | None) -> tuple[str, float] | None:
     return None
 
 
+def named_value(key: str, value: float) -> tuple[str, float] | None:
+    """A labelled value from a structured record (a dict, JSON) under its canonical name, its unit read
+    from the label (`memory(GiB)`, `train_speed(iter/s)` -> `step_time_s`), or None when the label is
+    not a metric (a process id, configuration)."""
+    got = _convert(key, repr(value), None)
+    if got is not None and got[0] == "it_per_s":
+        return ("step_time_s", 1.0 / got[1]) if got[1] > 0 else None
+    return got
+
+
 def _key_before(text: str, start: int, lo: int) -> str | None:
     """The label of the value at `start` (`train loss` in `| train loss: 3.11`), or None."""
     window = text[max(lo, start - _KEY_WINDOW) : start]
+    wrapped = _WRAPPER.search(window)
+    if wrapped is not None:  # `loss tensor(0.69, device=...)`: the wrapper is not the label
+        window = window[: wrapped.start()] + " "
     m = _KEY_END.search(window)
     if m is None:
         return None
@@ -285,7 +307,9 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
 
 def _counter_kind(key: str) -> str | None:
     """ "step", "batch" or "epoch" when the label (or its last word) names a counter, else None."""
-    for label in (key.split(" ")[-1], key):
+    head, _, tail = key.partition("/")
+    labels = (key.split(" ")[-1], key, head) if "step" in tail else (key.split(" ")[-1], key)
+    for label in labels:  # `global_step/max_steps` counts steps, `It/sec` is a rate
         norm = label.lower().replace(" ", "_").replace("-", "_")
         if norm in COUNTER_KEYS:
             return "step"
@@ -325,6 +349,8 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault(got[0], got[1])
             continue
         kind = _counter_kind(key)
+        if kind is None and key.lower() in _PHASE_LABELS and _BATCH_AFTER.match(text, end):
+            kind = "epoch"  # timm: `Train: 3 [ 350/5004 (7%)]`, the epoch before its batch counter
         if kind is not None:
             value = parse_number(raw)
             if value is None or not math.isfinite(value):
@@ -355,7 +381,7 @@ def read_fields(text: str) -> Reading | None:
     if step is None and inner is None and metrics:
         lead = _LEADING_COUNTER.match(text, lo)
         if lead is not None:
-            step = int(lead.group("n"))
+            step = int(lead.group("n") or lead.group("b"))
     if step is None and inner is None:
         for bare in _BARE_COUNTER.finditer(text, lo):
             if any(a <= bare.start() < b for a, b in counted_ends):

@@ -30,6 +30,7 @@ also reports progress: step n, `total_steps`, and `step_time_s` from tqdm's (smo
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import metric_name, snake
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.fields import named_value
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
@@ -52,6 +54,7 @@ _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
 _MAX_DICT_CHARS = 20_000
 _SUMMARY_KEY = "train_runtime"
+_COUNTER_VALUE = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
 @dataclass
@@ -99,6 +102,11 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
             number: float | None = float(value)
         elif isinstance(value, str):
             number = parse_number(value)
+            counter = _COUNTER_VALUE.match(value) if number is None and "step" in key else None
+            if counter is not None:  # ms-swift: `'global_step/max_steps': '56/176'`
+                step = int(counter.group(1))
+                metrics["total_steps"] = float(counter.group(2))
+                continue
         else:
             number = None
         if number is None:
@@ -106,7 +114,11 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
         if key == "step" and number.is_integer():
             step = int(number)
             continue
-        name = snake(key) if summary else metric_name(key)
+        if summary:
+            metrics.setdefault(snake(key), number)
+            continue
+        named = named_value(key, number) if math.isfinite(number) else None
+        name, number = named if named is not None else (metric_name(key), number)
         metrics.setdefault(name, number)
     if not metrics or not (summary or "epoch" in metrics or step is not None):
         return None
