@@ -19,12 +19,16 @@ SLICE1 = REAL_LOGS / "hf_trainer__LMSYS_slice1_bar_then_buffered_dicts.log"
 def test_buffered_burst_keeps_every_dict_and_invents_no_step() -> None:
     rec, understood = run_file(HFTrainerParser(), SLICE1)
     assert all(understood)
-    losses = [c.data["metrics"]["loss"] for c in rec.steps]
+    dicts = [c for c in rec.steps if "loss" in c.data["metrics"]]
+    losses = [c.data["metrics"]["loss"] for c in dicts]
     # the first dict is glued to bar 200/8264, yet its epoch is 0.0: it was logged ~step 10
     assert losses == [12.4476, 4.7047, 0.6081, 0.5237, 0.5581]
-    assert [c.step for c in rec.steps] == [None] * 5
-    assert [c.line for c in rec.steps] == [1, 2, 3, 4, 5]
-    first = rec.steps[0].data["metrics"]
+    assert [c.step for c in dicts] == [None] * 5
+    assert [c.line for c in dicts] == [1, 2, 3, 4, 5]
+    # the bar (confirmed as the training bar by the dicts glued to it) gives step, total and pace
+    bars = [(c.step, c.data["metrics"]) for c in rec.steps if "loss" not in c.data["metrics"]]
+    assert bars[-1] == (200, {"total_steps": 8264.0, "step_time_s": 7.03})
+    first = dicts[0].data["metrics"]
     assert first == {"loss": 12.4476, "grad_norm": 35.838836669921875, "lr": 2.333333333333333e-05, "epoch": 0.0}
 
 
@@ -136,9 +140,11 @@ def test_half_matches_yield_nothing() -> None:
 
 def test_pipeline_on_the_real_slices() -> None:
     records, pipeline = read(SAMPLES / "hf_trainer__lmsys_slice1_buffered_burst.log")
-    steps = [r for r in records if isinstance(r, Step)]
+    steps = [r for r in records if isinstance(r, Step) and "loss" in r.metrics]
     assert [s.metrics["loss"] for s in steps] == [12.4476, 4.7047, 0.6081, 0.5237, 0.5581]
     assert all(s.step is None for s in steps)
+    progress = [r for r in records if isinstance(r, Step) and r.step is not None]
+    assert (progress[-1].step, progress[-1].metrics["total_steps"]) == (200, 8264)
     reader = next(iter(pipeline.readers.values()))
     assert reader.parser.stats.formats == ["hf_trainer"]
     assert reader.parser.stats.not_understood == 0
@@ -158,3 +164,26 @@ def test_unsloth_banner_gives_the_total_so_bars_are_steps() -> None:
     bars = [r for r in records if isinstance(r, Step) and r.step is not None]
     assert bars and all(r.metrics["total_steps"] == 312 for r in bars)
     assert bars[0].step == 1 and bars[0].metrics["step_time_s"] > 0
+
+
+def test_bar_totals_are_told_apart_by_the_dict_after_them() -> None:
+    """No banner: the eval bar (25) is followed by an eval dict, the training bar (873) by a loss dict."""
+    text = (
+        "  1%|▏         | 5/873 [00:25<1:15:44,  5.10s/it]\n"
+        "  4%|▍         | 1/25 [00:00<00:03,  7.20it/s]\n"
+        "100%|██████████| 25/25 [00:03<00:00,  7.20it/s]\n"
+        "{'eval_loss': 1.71, 'eval_runtime': 3.6, 'epoch': 0.07}\n"
+        "  1%|▏         | 6/873 [00:30<1:15:44,  5.33s/it]\n"
+        "{'loss': 1.8218, 'learning_rate': 0.000196, 'epoch': 0.1}\n"
+        "  1%|▏         | 7/873 [00:35<1:15:44,  5.20s/it]\n"
+    )
+    rec, _ = run(HFTrainerParser(), text)
+    progress = [(c.step, c.data["metrics"]["total_steps"]) for c in rec.steps if c.step is not None]
+    assert progress == [(5, 873), (6, 873), (7, 873)]
+
+
+def test_a_lone_running_bar_is_progress_without_any_dict() -> None:
+    text = "".join(f" {n}%|▏         | {n}/60 [01:00<03:00, 296.5{n}s/it]\n" for n in (1, 2, 3))
+    rec, _ = run(HFTrainerParser(), text)
+    assert [c.step for c in rec.steps] == [1, 2, 3]
+    assert rec.steps[-1].data["metrics"] == {"total_steps": 60.0, "step_time_s": 296.53}

@@ -22,9 +22,13 @@ Which step a dict belongs to. The dict holds no step (only TFTrainer adds `'step
   digits, so a burst would share one invented step.
 - The final summary dict is logged after the last step: when the bar has reached its total, that
   total is its step. Its `train_loss` is the run's mean loss, so it keeps its own name.
-The training bar is the one whose total is the banner's `Total optimization steps`, else the
-largest total seen (evaluation bars are shorter). With the banner known, each training bar frame
-also reports progress: step n, `total_steps`, and `step_time_s` from tqdm's (smoothed) s/it.
+The training bar is the one whose total is the banner's `Total optimization steps`. Without the
+banner (a log cut after it, axolotl, LLaMA-Factory, ms-swift, Unsloth without its banner), a bar's
+total is confirmed as training when a training dict (`loss`, `learning_rate`) follows a frame of it;
+a total followed by an `eval_` dict is an evaluation bar and never counts. Until then its frames
+are held (bounded), and released when confirmed, or at the end of what is written when it is the
+only bar in progress. Each training bar frame reports progress: step n, `total_steps`, and
+`step_time_s` from tqdm's (smoothed) s/it.
 """
 
 from __future__ import annotations
@@ -54,7 +58,15 @@ _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
 _MAX_DICT_CHARS = 20_000
 _SUMMARY_KEY = "train_runtime"
+_MAX_PENDING = 4096  # bar frames held per total before it is known to be the training bar
 _COUNTER_VALUE = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class _Frame:
+    line: int
+    n: int
+    seconds_per_it: float | None
 
 
 @dataclass
@@ -140,6 +152,10 @@ class HFTrainerParser(Parser):
         self._last_bar: tuple[int, int, int] | None = None  # (line no, n, total) of the training bar
         self._buffered = False
         self._held: _Held | None = None
+        self._training_total: int | None = None  # confirmed by a training dict after its bar
+        self._eval_totals: set[int] = set()
+        self._pending: dict[int, list[_Frame]] = {}  # frames of totals not yet known
+        self._last_total: int | None = None  # the total of the last HF bar seen
 
     # ----------------------------------------------------------------- lines
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
@@ -155,6 +171,8 @@ class HFTrainerParser(Parser):
             self._banner_epochs = None
             self._last_bar = None
             self._buffered = False
+            self._training_total = None
+            self._pending.clear()
             return True
         if " = " in text and self._banner_line is not None and line.no - self._banner_line <= _BANNER_LINES:
             m = _BANNER_FIELD.search(text)
@@ -173,9 +191,21 @@ class HFTrainerParser(Parser):
 
     def at_eof(self, out: Emitter) -> None:
         self._release_held(out, None)
+        self._release_running_bar(out, finished=False)
 
     def finish(self, out: Emitter) -> None:
         self._release_held(out, None)
+        self._release_running_bar(out, finished=True)
+
+    def _release_running_bar(self, out: Emitter, *, finished: bool) -> None:
+        """No dict has said which bar trains: the one bar in progress (or, at the end, the one bar) is it."""
+        if self._training_total is not None or self._banner_total is not None or self._eval_totals:
+            return
+        if len(self._pending) != 1:
+            return
+        total, frames = next(iter(self._pending.items()))
+        if frames and (finished or frames[-1].n < total):
+            self._confirm(total, out)
 
     # ---------------------------------------------------------------- banner
     def _banner_field(self, label: str, value: str) -> None:
@@ -191,7 +221,34 @@ class HFTrainerParser(Parser):
     def _is_training_total(self, total: int) -> bool:
         if self._banner_total is not None:
             return total == self._banner_total
+        if self._training_total is not None:
+            return total == self._training_total
         return total >= self._largest_total
+
+    def _known_total(self) -> int | None:
+        return self._banner_total if self._banner_total is not None else self._training_total
+
+    def _confirm(self, total: int, out: Emitter) -> None:
+        """`total` is the training bar's: its held frames are progress, other held totals are not."""
+        self._training_total = total
+        for frame in self._pending.pop(total, []):
+            self._bar_step(out, frame, total)
+        self._pending.clear()
+
+    def _bar_step(self, out: Emitter, frame: _Frame, total: int) -> None:
+        metrics: dict[str, float] = {"total_steps": float(total)}
+        if frame.seconds_per_it is not None:
+            metrics["step_time_s"] = frame.seconds_per_it
+        out.step(frame.n, metrics, line=frame.line)
+
+    def _hold_frame(self, bar: Bar, line: Line) -> None:
+        if bar.total in self._eval_totals or bar.n <= 0:
+            return
+        frames = self._pending.setdefault(bar.total, [])
+        if frames and frames[-1].n == bar.n:
+            return  # the same frame redrawn
+        frames.append(_Frame(line.no, bar.n, bar.seconds_per_it))
+        del frames[:-_MAX_PENDING]
 
     def _on_bar(self, bar: Bar, line: Line, out: Emitter) -> bool:
         """True for an HF bar (training or evaluation); HF bars carry no description."""
@@ -199,15 +256,28 @@ class HFTrainerParser(Parser):
             return False
         if self._banner_total is None and bar.total > self._largest_total:
             self._largest_total = bar.total
+        self._last_total = bar.total
+        known = self._known_total()
+        if known is None:
+            self._hold_frame(bar, line)
         if not self._is_training_total(bar.total):
             return True
         self._last_bar = (line.no, bar.n, bar.total)
-        if self._banner_total is not None and bar.n > 0:
-            metrics: dict[str, float] = {"total_steps": float(bar.total)}
-            if bar.seconds_per_it is not None:
-                metrics["step_time_s"] = bar.seconds_per_it
-            out.step(bar.n, metrics)
+        if known is not None and bar.n > 0:
+            self._bar_step(out, _Frame(line.no, bar.n, bar.seconds_per_it), bar.total)
         return True
+
+    def _classify_last_bar(self, metrics: dict[str, float], summary: bool, out: Emitter) -> None:
+        """A dict tells which bar was running: a training dict the training bar, an eval dict an eval bar."""
+        total = self._last_total
+        if total is None or summary or self._known_total() is not None or total in self._eval_totals:
+            return
+        names = [k for k in metrics if k != "epoch"]
+        if any(k.startswith("eval_") for k in names):
+            self._eval_totals.add(total)
+            self._pending.pop(total, None)
+        elif any(k in ("loss", "lr", "grad_norm") for k in names):
+            self._confirm(total, out)
 
     # ----------------------------------------------------------------- dicts
     def _on_dict_line(self, text: str, line: Line, out: Emitter) -> bool:
@@ -221,6 +291,7 @@ class HFTrainerParser(Parser):
             if bar is not None:
                 self._on_bar(bar, line, out)
             self._buffered = True
+        self._classify_last_bar(metrics, summary, out)
         if printed_step is not None:
             out.step(printed_step, metrics)
             return True
