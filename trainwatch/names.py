@@ -119,6 +119,8 @@ COUNTER_KEYS = frozenset(
         "optim_step",
         "opt_step",
         "global_iteration",
+        "global_batch_idx",
+        "batch_idx_train",
         "total_steps_done",
     }
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from trainwatch.lines.assembler import Line
@@ -76,6 +77,20 @@ class Emitter(Protocol):
         """The latest step number reported for this rank in this source, if any."""
 
 
+@dataclass(frozen=True)
+class Sample:
+    """Lines a format prints and what a reader must get from them (as lnav checks its format samples).
+
+    One test (`tests/parsers/test_format_samples.py`) reads every sample of every format through the
+    whole pipeline: the format must be the one that understands them, and each expected step must
+    come out with at least these metrics (other fields the line holds may come out too)."""
+
+    text: str  # the lines as printed, `\n`-separated
+    steps: tuple[tuple[int | None, Mapping[str, float]], ...] = ()  # (step, metrics it must carry)
+    events: tuple[str, ...] = ()  # event kinds it must raise
+    ranks: tuple[int, ...] = field(default=())  # ranks its steps must name, in order, when given
+
+
 class Parser(ABC):
     """One log family. Subclass, set the class attributes, implement `feed`."""
 
@@ -86,6 +101,8 @@ class Parser(ABC):
     triggers: ClassVar[tuple[str, ...]] = ()
     # Example of what the family prints, for `trainwatch formats`.
     example: ClassVar[str] = ""
+    # Real lines of the family and the records they give, checked by one test for every format.
+    samples: ClassVar[tuple[Sample, ...]] = ()
     # Lines are offered to parsers in ascending priority; the first that understands a
     # line wins. Specific formats ~100, cross-format events ~500, generic fallback ~900.
     priority: ClassVar[int] = 100

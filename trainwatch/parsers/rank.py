@@ -19,7 +19,11 @@ import re
 #   [rank3]:  PyTorch, before traceback lines of a process with a process group
 #   [default3]:  torchrun --tee 3 (role "default" + local rank)
 #   [PID:6552] [RANK:4]  loggers that stamp pid and rank on every line
-_PREFIX = re.compile(r"^(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\])\s?")
+#   [1,5]<stdout>:  OpenMPI `mpirun --tag-output` (job id, rank); SageMaker adds `mpirank:` and the host
+_PREFIX = re.compile(
+    r"^(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\]"
+    r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:)\s?"
+)
 # `srun -l` / `srun --label`: "3: " (task id, right-aligned when there are >= 10 tasks).
 _SRUN_LABEL = re.compile(r"^ *(\d{1,5}): ")
 # pdsh (DeepSpeed's multi-node launcher) prefixes every line with "<host>: ", e.g.
@@ -91,7 +95,7 @@ def split_prefix(text: str) -> tuple[int | None, str]:
         m = _PREFIX.match(text)
         if not m:
             break
-        found = int(m.group(1) or m.group(2))
+        found = int(m.group(1) or m.group(2) or m.group(3))
         if rank is None or not text.startswith("[default"):
             rank = found
         text = text[m.end() :]
