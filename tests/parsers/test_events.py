@@ -15,7 +15,7 @@ from conftest import REAL_LOGS, seed
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.formats.events import EventsParser
 from trainwatch.parsers.runner import SourceParser
-from trainwatch.records import Event, Record
+from trainwatch.records import Event, Record, Step
 
 
 def _lines(path: Path, start: int = 1) -> list[str]:
@@ -381,3 +381,52 @@ def test_a_log_that_ends_inside_a_traceback_still_records_it() -> None:
     (tb,) = events(records, "traceback")
     assert tb.line == 2 and tb.data["exception"] == "unknown"
     assert "ends before its exception line" in tb.message
+
+
+# --------------------------------------------------------------------------- checkpoint saves, the family
+def test_saves_as_custom_loops_and_smaller_frameworks_print_them() -> None:
+    # lines from tests/corpus/ (nanoGPT, SpeechBrain, YOLOX, MLX, kohya, PaddleOCR, LitGPT, minGPT, Keras)
+    lines = {
+        "saving checkpoint to out": "out",
+        "2023-06-09 22:28:29,323 - speechbrain.utils.checkpoints - INFO - Saved an end-of-epoch checkpoint in "
+        "results/lstm/1986/save/CKPT+2023-06-09+22-28-28+00": "results/lstm/1986/save/CKPT+2023-06-09+22-28-28+00",
+        "2023-08-10 08:54:49 | INFO     | yolox.core.trainer:352 - Save weights to ./YOLOX_outputs/yolox_voc_s": (
+            "./YOLOX_outputs/yolox_voc_s"
+        ),
+        "Iter 100: Saved adapter weights to checkpoints/100_adapters.npz.": "checkpoints/100_adapters.npz",
+        "saving checkpoint: K:/AI/model/test_woman_v1.safetensors": "K:/AI/model/test_woman_v1.safetensors",
+        "[2025/09/24 12:21:24] ppocr INFO: save model in ./output/PP-OCRv5_mobile_det/latest": (
+            "./output/PP-OCRv5_mobile_det/latest"
+        ),
+        "Saving LoRA weights to 'out/finetune/final/lit_model.pth.lora'": "out/finetune/final/lit_model.pth.lora",
+        "Epoch 1: loss improved from inf to 1.09220, saving model to /di_test/model-0001-1.0922.h5": (
+            "/di_test/model-0001-1.0922.h5"
+        ),
+        "saving model": None,
+        "2024-04-17 05:30:45 INFO model saved. train_network.py:999": None,
+    }
+    for text, path in lines.items():
+        got = events(feed([text], [EventsParser()]), "checkpoint")
+        assert len(got) == 1, text
+        assert got[0].data.get("path") == path, text
+    (mlx,) = events(feed(["Iter 100: Saved adapter weights to checkpoints/100_adapters.npz."]), "checkpoint")
+    assert mlx.step == 100
+
+
+def test_saving_other_things_is_not_a_checkpoint() -> None:
+    for text in (
+        "Configuration saved in out/config.json",
+        "tokenizer config file saved in out/tokenizer_config.json",
+        "Saving the dataset (1/1 shards): 100%|██████████| 5000/5000",
+        "Saving model config to out/config.json",
+        "Deleted checkpoint in results/save/CKPT+2023-06-09+21-51-31+00",
+        "save_steps = 500",
+    ):
+        assert events(feed([text], [EventsParser()]), "checkpoint") == [], text
+
+
+def test_a_save_glued_after_a_bar_keeps_the_bar() -> None:
+    line = "Steps: 100%|██████████| 500/500 [06:52<00:00,  1.71it/s, loss=0.208, lr=0.0001]Model weights saved in /out"
+    records = feed([line])
+    assert events(records, "checkpoint")
+    assert [(s.step, s.metrics["loss"]) for s in records if isinstance(s, Step)] == [(500, 0.208)]

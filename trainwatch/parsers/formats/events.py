@@ -41,7 +41,7 @@ _MAX_STRAY = 50  # unrelated lines tolerated inside a traceback before it is aba
 # --------------------------------------------------------------------------- single-line patterns
 _PREFILTER = re.compile(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
-    r"|heckpoint|saving model to|Training completed|stopped: `max_|successfully finished|worker group finished"
+    r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished|worker group finished"
     r"|Done waiting|after training is done|elastic_operator|will restart worker group"
 )
 _DEATH = re.compile(r"Received (\S+) death signal, shutting down workers")
@@ -86,7 +86,24 @@ _CKPT_PATTERNS = (
     re.compile(r"\bThe best checkpoint with .* is saved to (\S+)"),
     # Lightning ModelCheckpoint(verbose=True): `... saving model to '/path/epoch=0-step=100.ckpt' as top 1`
     re.compile(r"\bsaving model to '([^']+)'"),
+    # The family custom loops and smaller frameworks print: a saving verb, up to two words, what is
+    # saved, and where: `saving checkpoint to out` (nanoGPT), `Saved an end-of-epoch checkpoint in
+    # results/...` (SpeechBrain), `Save weights to ./YOLOX_outputs` (YOLOX), `Saved adapter weights to
+    # adapters.npz` (MLX), `saving checkpoint: K:/model.safetensors` (kohya), `save model in ./output`
+    # (PaddleOCR), `Saving LoRA weights to 'out/...'` (LitGPT), `saving model` alone (minGPT).
+    re.compile(
+        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
+        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict)s?\b"
+        r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*\.?\s*$)"
+    ),
+    # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers)
+    re.compile(
+        r"\b(?:[Cc]heckpoint|[Mm]odel|[Ww]eights|ckpt)s?\s+(?:was\s+|is\s+|are\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
+    ),
 )
+_BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")
+# `Iter 100: Saved adapter weights to ...`: the step the save belongs to, where the line says it.
+_CKPT_STEP = re.compile(r"^\s*(?:Iter|Iteration|Step|iter|iteration|step)\s*:?\s*(\d{1,18})\b")
 _MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d{1,18}(?!\d)) to ")
 
 _FINISHED = (
@@ -341,8 +358,9 @@ class EventsParser(Parser):
         if "ignal" in body or "SIG" in body or "exitcode" in body or "KeyboardInterrupt" in body:
             if self._signal(body, line, out, rank):
                 return True
-        if "heckpoint" in body or "saving model to" in body:
-            return self._checkpoint(body, line, out)
+        if "heckpoint" in body or "sav" in body or "Sav" in body or "SAV" in body or "saved" in body:
+            if self._checkpoint(body, line, out):
+                return True
         for family, pattern in _FINISHED:
             m = pattern.search(body)
             if m:
@@ -463,8 +481,8 @@ class EventsParser(Parser):
             data: dict[str, Any] = {}
             if groups.get("unit"):
                 data["epoch" if groups["unit"] == "epochs" else "iteration"] = int(groups["count"])
-            else:
-                path = m.group(m.lastindex or 1).strip("'\"").rstrip(".,")
+            elif m.lastindex is not None:
+                path = m.group(m.lastindex).strip("'\"").rstrip(".,")
                 data["path"] = path
                 if groups.get("iteration"):
                     self._megatron_saving = groups["iteration"]
@@ -473,8 +491,11 @@ class EventsParser(Parser):
                 if same_save is not None and same_save == self._last_checkpoint:
                     return True  # another shard of the same DeepSpeed save
                 self._last_checkpoint = same_save
-            out.event("checkpoint", "info", body, data, line=line.no)
-            return True
+            at = _CKPT_STEP.match(body)
+            out.event("checkpoint", "info", body, data, line=line.no, step=int(at.group(1)) if at else None)
+            # A message glued after a progress bar (`...| 500/500 [06:52<00:00]Model weights saved in`):
+            # the bar before it is still offered to the formats that read bars.
+            return not _BAR_BEFORE.search(body, 0, m.start())
         return False
 
     def _restart(self, body: str, line: Line, out: Emitter) -> bool:
