@@ -248,6 +248,7 @@ SYNONYMS: dict[str, str] = {
     "reduced_train_loss": "loss",  # NeMo / Megatron-core
     "ips": "samples_per_s",  # PaddlePaddle: instances per second
     "step_loss": "loss",
+    "closs": "loss",  # LLaMA-Accessory: the causal-LM loss
     "loss_train": "loss",
     "train_lm_loss": "loss",
     "batch_loss": "batch_loss",
