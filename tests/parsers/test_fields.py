@@ -178,3 +178,55 @@ def test_iterations_within_epochs_counted_on_and_shapes_stable_across_number_for
         ]
     )
     assert [(s, m["loss"], m["eval_loss"]) for s, m in got] == [(1, 0.945, 1.23), (2, 0.726, 1.27)]
+
+
+# --------------------------------------------------------------------------- families added with the corpus
+def test_values_inside_printed_tensors_and_keyless_throughput() -> None:
+    r = read_fields("loss tensor(0.6924, device='cuda:0', dtype=torch.float16, grad_fn=<MeanBackward0>)")
+    assert r is not None and r.metrics == {"loss": 0.6924}  # `cuda:0` is a device, not a metric
+    r = read_fields("Train: 1 [ 350/5004 (  7%)]  Loss:  6.732388 (6.8414)  Time: 1.271s,  201.43/s  LR: 2.133e-02")
+    assert r is not None and (r.epoch, r.inner, r.inner_total) == (1.0, 350, 5004)
+    assert r.metrics == {"loss": 6.732388, "step_time_s": 1.271, "samples_per_s": 201.43, "lr": 0.02133}
+
+
+def test_rates_and_counters_named_in_labels() -> None:
+    r = read_fields(
+        "I1002 21:43:51.424899 140400640460352 logging_writer.py:35] [1000] steps_per_second=1.760847, "
+        "train_learning_rate=0.97, train_loss=6.5252"
+    )
+    assert r is not None and r.step == 1000
+    assert r.metrics == {"step_time_s": pytest.approx(1 / 1.760847), "lr": 0.97, "loss": 6.5252}
+    r = read_fields("'loss': -0.0, 'epoch': 0.0, 'global_step/max_steps': '5/3766', 'train_speed(iter/s)': 0.056099")
+    assert r is not None and (r.step, r.total) == (5, 3766)
+    assert r.metrics["step_time_s"] == pytest.approx(17.826, rel=1e-3)
+    r = read_fields("Iter 30: Train loss 1.872, It/sec 2.11")  # `It/sec` is a rate, not a counter
+    assert r is not None and r.step == 30 and r.metrics["step_time_s"] == pytest.approx(1 / 2.11)
+    r = read_fields("completed step: 9, seconds: 1.341, TFLOP/s/device: 257.929, Tokens/s/device: 36653.244")
+    assert r is not None and r.metrics["tokens_per_s_per_gpu"] == 36653.244 and r.metrics["tflops"] == 257.929
+
+
+def test_a_loss_printed_again_and_again_without_any_counter_is_progress() -> None:
+    lines = [f"training loss: {v}" for v in (1.30, 1.33, 1.28, "nan")] + ["validation loss: 2.07"]
+    got = _steps(lines)
+    assert got == [
+        (None, {"loss": 1.30}),
+        (None, {"loss": 1.33}),
+        (None, {"loss": 1.28}),
+        (None, {"loss": pytest.approx(math.nan, nan_ok=True)}),
+        (None, {"eval_loss": 2.07}),
+    ]
+    assert events(feed(lines), "nan")
+    assert _steps(["training loss: 1.30", "training loss: 1.33"]) == []  # twice is not yet a habit
+    counted = ["step 1 loss 2.0", "step 2 loss 1.9", "running loss: 1.95", "running loss: 1.90", "running loss: 1.85"]
+    assert [s for s, _ in _steps(counted)] == [1, 2]  # a counted source keeps its counted steps
+
+
+def test_a_message_printed_over_a_bar_is_read_too() -> None:
+    lines = [
+        "training loss: 1.30",
+        "training loss: 1.33",
+        "training:  12%|█▏        | 11873/100000 [1:01:50<7:39:02,  3.20it/s]training loss: 4.718350410461426",
+    ]
+    got = _steps(lines)
+    assert (11873, {"step_time_s": pytest.approx(1 / 3.2), "total_steps": 100000.0}) in got
+    assert (None, {"loss": 4.718350410461426}) in got

@@ -31,10 +31,11 @@ from trainwatch.parsers.fields import EVAL_WORD, Reading, read_fields
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
-_PRECHECK = re.compile(r"\d")
+_PRECHECK = re.compile(r"\d|nan|NaN|inf")
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
+UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
 
 
 @dataclass
@@ -50,6 +51,8 @@ class _Template:
     confirmed: bool = False
     held: list[_Held] = field(default_factory=list)
     first_epoch: float | None = None  # epochs are counted from the first one this shape printed
+    uncounted: list[tuple[dict[str, float], int, str | None]] = field(default_factory=list)  # held, no counter
+    uncounted_seen: int = 0  # times this shape printed a loss with no counter at all
 
 
 def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, float]] | None:
@@ -129,15 +132,24 @@ class GenericParser(Parser):
         # appears from some step on, `grad_norm` after warm-up) is progress too.
         self._last_step: int | None = None
         self._last_bar_step: int | None = None
+        self._uncounted_progress = False
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
             return False
         bar = find_bar(text) if "/" in text else None
         if bar is not None:
-            return self._on_bar(bar, out)
+            understood = self._on_bar(bar, out)
+            rest = text[bar.end :]
+            if line.kind is not Kind.FRAME and _PRECHECK.search(rest) and not rest.lstrip().startswith("{"):
+                # `... 3.20it/s]training loss: 4.71`: a message printed over the bar is a line of its own
+                understood = self._on_text(rest, line, out) or understood
+            return understood
         if line.kind is Kind.FRAME:
             return False
+        return self._on_text(text, line, out)
+
+    def _on_text(self, text: str, line: Line, out: Emitter) -> bool:
         reading = read_fields(text)
         if reading is None or not reading.metrics:
             return False
@@ -152,7 +164,7 @@ class GenericParser(Parser):
             self._templates.move_to_end(key)
         got = _step_of(reading, template)
         if got is None:
-            return False
+            return self._uncounted(reading, template, line, text, out)
         step, metrics = got
         if not template.confirmed and self._goes_on(step, reading):
             template.confirmed = True
@@ -172,6 +184,26 @@ class GenericParser(Parser):
         held.append(_Held(step, metrics, line.no, line_time(text)))
         del held[:-MAX_HELD]
         return False
+
+    def _uncounted(self, reading: Reading, template: _Template, line: Line, text: str, out: Emitter) -> bool:
+        """`training loss: 1.30` printed again and again with no counter (x-transformers, minimal loops):
+        progress once the shape repeats, step unknown, while this source has no counted progress."""
+        counted = reading.step is not None or reading.inner is not None or reading.epoch is not None
+        if counted or self._last_step is not None or not ({"loss", "eval_loss"} & reading.metrics.keys()):
+            return False
+        template.uncounted_seen += 1
+        metrics = dict(reading.metrics)
+        if self._uncounted_progress or template.uncounted_seen > UNCOUNTED_REPEATS:
+            out.step(None, metrics)
+            return True
+        template.uncounted.append((metrics, line.no, line_time(text)))
+        if template.uncounted_seen < UNCOUNTED_REPEATS:
+            return False
+        for held, no, time in template.uncounted:
+            out.step(None, held, time=time, line=no)
+        template.uncounted = []
+        self._uncounted_progress = True  # other loss lines of this source (validation) go with it
+        return True
 
     def _goes_on(self, step: int, reading: Reading) -> bool:
         """A new shape continues confirmed progress: a step or batch counter just past the last one."""
