@@ -260,6 +260,11 @@ SYNONYMS: dict[str, str] = {
     "learningrate": "lr",
     "grad_norm_total": "grad_norm",
     "gradnorm": "grad_norm",
+    "gnorm": "grad_norm",  # fairseq
+    "train_gnorm": "grad_norm",
+    "wps": "tokens_per_s",  # fairseq: target words (tokens) per second
+    "train_wps": "tokens_per_s",
+    "train_loss_scale": "loss_scale",
     "global_grad_norm": "grad_norm",
     "total_grad_norm": "grad_norm",
     "grad_l2_norm": "grad_norm",
