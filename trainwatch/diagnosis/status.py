@@ -24,14 +24,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from trainwatch.diagnosis.cause import first_by_order
 from trainwatch.diagnosis.events import (
     FAILURE_KINDS,
     EventIndex,
     after_last_progress,
     event_index,
-    first_by_order,
     root_cause_event,
 )
+from trainwatch.diagnosis.segments import current_keys, superseded
 from trainwatch.diagnosis.window import fmt_seconds, median, recent_values
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store, key_order
@@ -206,7 +207,7 @@ def lagging_ranks(store: Store, cadences: dict[RankKey, Cadence]) -> dict[RankKe
 
     In synchronous training a rank cannot fall behind and keep going: it stopped (died, hung, or
     its log stopped flushing) while the rest went on."""
-    last = {k: s for k, s in store.latest_step.items() if k.rank is not None}
+    last = {k: s for k, s in store.latest_step.items() if k.rank is not None and not superseded(store, k)}
     if len(last) < 2:
         return {}
     out: dict[RankKey, float] = {}
@@ -259,6 +260,7 @@ def _where(step: int | None) -> str:
 
 
 LOGGER_PREFIX = re.compile(r"^(?:WARNING|ERROR|INFO|CRITICAL|DEBUG):[\w.]+:\s*")
+BRACKET_PREFIX = re.compile(r"^(?:\[[^\]]*\]\s*)+")  # `[2022-09-08 12:07:13,642] [INFO] [launch.py:318:main] `
 
 
 def failure_sentence(e: Event) -> str:
@@ -270,7 +272,7 @@ def failure_sentence(e: Event) -> str:
 
 def cadences(store: Store) -> dict[RankKey, Cadence]:
     """Every rank's cadence (steps in key order); computed once per store version."""
-    return store.derived("cadences", lambda: {k: cadence(store, k) for k in sorted(store.latest_step, key=key_order)})
+    return store.derived("cadences", lambda: {k: cadence(store, k) for k in sorted(current_keys(store), key=key_order)})
 
 
 def run_status(store: Store, now: float | None = None, stall_after: float | None = None) -> RunStatus:
@@ -315,7 +317,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             if freshest is None or score < freshest[0]:
                 freshest = (score, key)
 
-        last_step = max(store.latest_step.values()) if store.latest_step else None
+        last_step = max((store.latest_step[k] for k in step_keys), default=None)
         main_key = freshest[1] if freshest else None
         main = by_key.get(main_key) if main_key is not None else None
         sps = main.sec_per_step if main else math.nan
@@ -345,7 +347,8 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
             return RunStatus("crashed", reason, ranks, failure=cause, **common)
         if finish is not None:
-            reason = f"{finish.message.strip() or 'the run reported completion'} (step {last_step})"
+            said = BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", finish.message.strip())) or "the run reported completion"
+            reason = said + (f" (step {last_step})" if last_step is not None else "")
             return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
         hangs = [e for e in terminal_failures if e.kind == "nccl_timeout"]
         if hangs:
@@ -364,10 +367,10 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 n = len(store.profiles)
                 reason += f"; {n} profiler report{'s' if n > 1 else ''} (dashboard: Profiler tab, key 5)"
             return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
+        ended = _reached_the_end(store, index, step_keys, last_step, total, age, main, latest_t)
+        if ended:
+            return RunStatus("finished", ended, _with_inherited(per_rank, noted, "finished", set()), **common)
         if all(r.state == "stalled" for r in per_rank if r.key not in behind):
-            if total is not None and last_step is not None and last_step >= total:
-                reason = f"reached step {last_step} of {total} and stopped writing"
-                return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
             usual = sps if not math.isnan(sps) else step_time
             usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
             reason = f"no step for {fmt_seconds(age)} after step {last_step} ({usual_text}) and no end marker"
@@ -383,6 +386,40 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         if stopped:
             parts.append("stopped: " + ", ".join(f"{rank_name(r.rank, r.host)} at step {r.last_step}" for r in stopped))
         return RunStatus("running", ", ".join(parts), _with_inherited(per_rank, noted, "running", set()), **common)
+
+
+SUMMARY_METRIC = "train_runtime"  # HF Trainer's final summary dict: printed once, after the last step
+QUIET_GAPS = 2.0  # at its total, this many usual intervals without a write: no further step is coming
+
+
+def _reached_the_end(
+    store: Store,
+    index: EventIndex,
+    keys: list[RankKey],
+    last_step: int | None,
+    total: int | None,
+    age: float,
+    main: Cadence | None,
+    latest_t: float,
+) -> str:
+    """Why the run is finished though no end marker was printed, or "".
+
+    What frameworks print at the end without a marker: the Trainer's `train_runtime` summary;
+    the last epoch/iteration followed by its checkpoint (mmengine's "Saving checkpoint at 2
+    epochs"); or simply the total reached and nothing written since."""
+    if any(SUMMARY_METRIC in store.latest.get(k, {}) for k in keys):
+        return "the Trainer printed its final train_runtime summary" + (
+            f" (step {last_step})" if last_step is not None else ""
+        )
+    if total is None or last_step is None or last_step < total:
+        return ""
+    ckpt = [e for e in index.checkpoints_last.values() if after_last_progress(store, e, index, latest_t)]
+    if ckpt:
+        return f"reached step {last_step} of {total} and saved its final checkpoint"
+    gap = main.usual_gap_s if main is not None and not math.isnan(main.usual_gap_s) else 0.0
+    if math.isnan(age) or age > max(QUIET_GAPS * gap, 1.0):
+        return f"reached step {last_step} of {total} and stopped writing"
+    return ""
 
 
 def _ended_long_ago(store: Store, last_step: int | None, age: float) -> str:
