@@ -17,6 +17,7 @@ from trainwatch.diagnosis.segments import event_attempt
 from trainwatch.records import Event
 from trainwatch.store.store import Store
 
+
 @dataclass(frozen=True)
 class Attempt:
     """One launch of the run: how far it got and how it ended."""
@@ -43,8 +44,8 @@ def attempts(store: Store, current_state: str, current_reason: str) -> list[Atte
         index = event_index(store)
         order = {name: i for i, name in enumerate(store.sources)}
         spans: dict[int, list[tuple[int, int]]] = {}
-        for (n, _key), span in store.attempt_span.items():
-            spans.setdefault(n, []).append(span)
+        for (n, _key), (lo, hi) in store.attempt_span.items():
+            spans.setdefault(n, []).append((lo, hi))
         by_attempt: dict[int, list[Event]] = {}
         for e in index.failures:
             by_attempt.setdefault(event_attempt(store, e, index.restarts_last_line), []).append(e)
@@ -52,9 +53,9 @@ def attempts(store: Store, current_state: str, current_reason: str) -> list[Atte
         current = store.current_attempt
         out: list[Attempt] = []
         for n in range(current + 1):
-            span = spans.get(n, [])
-            first = min((s[0] for s in span), default=None)
-            last = max((s[1] for s in span), default=None)
+            ran = spans.get(n, [])
+            first = min((lo for lo, _hi in ran), default=None)
+            last = max((hi for _lo, hi in ran), default=None)
             if n == current:
                 out.append(Attempt(n, current_state, first, last, total, None, current_reason))
                 continue

@@ -112,5 +112,3 @@ def cause_sentence(c: Cause) -> str:
     """`rank 1 RuntimeError: ... (the launcher reports local_rank 1 failed with exit code 1)`."""
     who = f"rank {c.rank}" + (f" on {c.host}" if c.host else "") + " " if c.rank is not None else ""
     return f"{who}{c.message}" + (f" ({c.evidence})" if c.evidence else "")
-
-

@@ -12,7 +12,7 @@ import math
 import weakref
 from dataclasses import dataclass, field
 
-from trainwatch.diagnosis.cause import first_by_order, pick_root_event
+from trainwatch.diagnosis.cause import pick_root_event
 from trainwatch.diagnosis.segments import event_attempt, launcher_failure
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store, iso_to_epoch

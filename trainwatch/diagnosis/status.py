@@ -347,7 +347,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
             return RunStatus("crashed", reason, ranks, failure=cause, **common)
         if finish is not None:
-            said = BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", finish.message.strip())) or "the run reported completion"
+            said = (
+                BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", finish.message.strip())) or "the run reported completion"
+            )
             reason = said + (f" (step {last_step})" if last_step is not None else "")
             return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
         hangs = [e for e in terminal_failures if e.kind == "nccl_timeout"]
@@ -360,6 +362,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 reason += f"; first failure: {failure_sentence(root)}"
             ranks = _with_inherited(per_rank, noted, "stalled", {e.rank for e in hangs if e.rank is not None})
             return RunStatus("stalled", reason, ranks, failure=hang, **common)
+        ended = _reached_the_end(store, index, last_step, total, age, main, latest_t)
+        if ended:
+            return RunStatus("finished", ended, _with_inherited(per_rank, noted, "finished", set()), **common)
         if not step_keys:
             lines = sum(st.lines for st in store.sources.values())
             reason = f"no training step recognised in {lines} lines" if lines else "nothing read yet"
@@ -367,9 +372,6 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 n = len(store.profiles)
                 reason += f"; {n} profiler report{'s' if n > 1 else ''} (dashboard: Profiler tab, key 5)"
             return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
-        ended = _reached_the_end(store, index, step_keys, last_step, total, age, main, latest_t)
-        if ended:
-            return RunStatus("finished", ended, _with_inherited(per_rank, noted, "finished", set()), **common)
         if all(r.state == "stalled" for r in per_rank if r.key not in behind):
             usual = sps if not math.isnan(sps) else step_time
             usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
@@ -395,7 +397,6 @@ QUIET_GAPS = 2.0  # at its total, this many usual intervals without a write: no 
 def _reached_the_end(
     store: Store,
     index: EventIndex,
-    keys: list[RankKey],
     last_step: int | None,
     total: int | None,
     age: float,
@@ -407,7 +408,7 @@ def _reached_the_end(
     What frameworks print at the end without a marker: the Trainer's `train_runtime` summary;
     the last epoch/iteration followed by its checkpoint (mmengine's "Saving checkpoint at 2
     epochs"); or simply the total reached and nothing written since."""
-    if any(SUMMARY_METRIC in store.latest.get(k, {}) for k in keys):
+    if any(SUMMARY_METRIC in m for k, m in store.latest.items() if not superseded(store, k)):
         return "the Trainer printed its final train_runtime summary" + (
             f" (step {last_step})" if last_step is not None else ""
         )

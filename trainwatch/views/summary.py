@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from trainwatch.diagnosis.attempts import Attempt, attempts, history_line
 from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.findings import Finding, findings
 from trainwatch.diagnosis.ranks import root_cause, stragglers
@@ -156,10 +157,28 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
             "rank_status": [
                 _rank_status_json(r.source, r.rank, r.host, r.state, r.last_step, slow_by) for r in status.ranks
             ],
+            "attempts": [_attempt_json(a) for a in attempts(store, status.state, status.reason)],
         }
         if hosts:
             out["hosts"] = hosts
     return out
+
+
+def _attempt_json(a: Attempt) -> dict[str, Any]:
+    """One launch: its status, the steps it ran, and for a failed earlier one its root cause."""
+    cause = None
+    if a.cause is not None:
+        cause = _root_json(a.cause.rank, a.cause.host, a.cause.message)
+        cause["evidence"] = a.cause.evidence
+    return {
+        "attempt": a.number,
+        "status": a.state,
+        "first_step": a.first_step,
+        "last_step": a.last_step,
+        "total_steps": a.total_steps,
+        "root_cause": cause,
+        "reason": a.reason,
+    }
 
 
 def _root_json(rank: int | None, host: str | None, message: str) -> dict[str, Any]:
@@ -223,6 +242,9 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
     head.append("  ")
     head.append(data["reason"])
     console.print(head)
+
+    if len(data["attempts"]) > 1:
+        console.print(Text(history_line(attempts(store, status.state, status.reason))))
 
     if status.last_step is not None:
         line = Text(f"step {status.last_step}")
