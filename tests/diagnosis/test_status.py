@@ -198,7 +198,7 @@ def test_unknown_without_any_step() -> None:
     store.source("x.log").lines = 12
     status = run_status(store, now=NOW)
     assert status.state == "unknown"
-    assert check_line(store, now=NOW) == (1, "unknown: no training step recognised in 12 lines")
+    assert check_line(store, now=NOW) == (3, "unknown: no training step recognised in 12 lines")
 
 
 def test_a_profiler_report_alone_says_where_it_is() -> None:
