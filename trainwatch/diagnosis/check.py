@@ -16,6 +16,16 @@ from trainwatch.diagnosis.window import fmt_duration, fmt_seconds
 from trainwatch.store.store import Store
 
 OK, PROBLEM, UNKNOWN = 0, 1, 3
+BUDGET = "duration_budget"  # a total in tokens or samples (Composer's max_duration), not steps
+
+
+def budget_text(store: Store) -> str:
+    """`of a 300,000,000 token/sample budget (not a step count)`, or "" when the log prints none."""
+    with store.lock:
+        values = [m[BUDGET] for m in store.latest.values() if BUDGET in m]
+    if not values:
+        return ""
+    return f"of a {max(values):,.0f} token/sample budget (not a step count)"
 
 
 def check_line(store: Store, stall_after: float | None = None, now: float | None = None) -> tuple[int, str]:
@@ -33,7 +43,10 @@ def check_line(store: Store, stall_after: float | None = None, now: float | None
         return UNKNOWN, f"unknown: {status.reason}"
     if status.state == "finished":
         return OK, f"finished: {status.reason}"
+    budget = "" if status.total_steps else budget_text(store)
     parts = [f"step {status.last_step}" + (f" of {status.total_steps}" if status.total_steps else "")]
+    if budget:
+        parts[0] += f" {budget}"
     pace = status.pace_s
     if not math.isnan(pace):
         parts.append(f"{fmt_seconds(pace)}/step")

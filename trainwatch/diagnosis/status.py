@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from trainwatch.diagnosis.cause import first_by_order
+from trainwatch.diagnosis.clock import fmt_age, write_age
 from trainwatch.diagnosis.events import (
     FAILURE_KINDS,
     EventIndex,
@@ -88,6 +89,7 @@ class RunStatus:
     age_s: float = math.nan
     stall_after_s: float = math.nan
     failure: Event | None = None  # the event that ended (crashed) or hung (stalled) the run
+    write_age_s: float = math.nan  # seconds since the freshest source was written: the age to show
 
     @property
     def pace_s(self) -> float:
@@ -184,10 +186,13 @@ def progress_age(store: Store, key: RankKey, c: Cadence, threshold: float, now: 
     a replayed or re-timestamped log) is timed by its arrival: our clock beats the log's."""
     obs = store.observations.get(key)
     st = store.sources.get(key.source)
-    if obs and st is not None and st.caught_up_monotonic is not None and obs[-1].seen > st.caught_up_monotonic:
-        return max(0.0, mono_now - obs[-1].seen)
-    bounds: list[float] = []
     write_age = _write_age(store, key.source, now, mono_now)
+    if obs and st is not None and st.caught_up_monotonic is not None and obs[-1].seen > st.caught_up_monotonic:
+        # (a block held to the end of a file read once "arrives" after catching up: its file's
+        # write time still bounds it, or "last step 92 µs ago" on a log written hours ago)
+        arrived = max(0.0, mono_now - obs[-1].seen)
+        return max(arrived, write_age) if not math.isnan(write_age) else arrived
+    bounds: list[float] = []
     if not math.isnan(write_age):
         bounds.append(write_age)
     if not math.isnan(c.progress_log_t):
@@ -324,7 +329,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         step_time = main.step_time_s if main else math.nan
         age = freshest[0] if freshest and not math.isinf(freshest[0]) else math.nan
         threshold = stall_threshold(main, stall_after) if main else NO_CADENCE_STALL_S
+        write_age_s = write_age(store, now, sorted({k.source for k in step_keys}) or None)
         common: dict[str, Any] = {
+            "write_age_s": write_age_s,
             "last_step": last_step,
             "total_steps": total,
             "sec_per_step": sps,
@@ -382,8 +389,8 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         parts = [f"step {last_step}" + (f" of {total}" if total else "")]
         if not math.isnan(sps):
             parts.append(f"{fmt_seconds(sps)}/step")
-        if not math.isnan(age):
-            parts.append(f"last step {fmt_seconds(age)} ago")
+        if not math.isnan(write_age_s):
+            parts.append(f"last write {fmt_age(write_age_s)}")
         stopped = [r for r in per_rank if r.state == "stalled"]
         if stopped:
             parts.append("stopped: " + ", ".join(f"{rank_name(r.rank, r.host)} at step {r.last_step}" for r in stopped))

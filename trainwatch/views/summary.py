@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from trainwatch.diagnosis.attempts import Attempt, attempts, history_line
+from trainwatch.diagnosis.check import budget_text
 from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.findings import Finding, findings
 from trainwatch.diagnosis.ranks import root_cause, stragglers
@@ -250,6 +251,8 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
         line = Text(f"step {status.last_step}")
         if status.total_steps:
             line.append(f" of {status.total_steps} ({status.last_step / status.total_steps * 100:.1f}%)")
+        elif budget_text(store):
+            line.append(f" {budget_text(store)}")
         pace = status.pace_s
         if not math.isnan(pace):
             line.append(f", {fmt_seconds(pace)}/step")
