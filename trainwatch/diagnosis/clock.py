@@ -28,7 +28,7 @@ def write_age(store: Store, now: float, sources: list[str] | None = None) -> flo
 
 
 def fmt_age(seconds: float | None) -> str:
-    """How long ago: 'now', '12s ago', '3m ago', '2.5h ago', '6d ago'."""
+    """How long ago: 'now', '12s ago', '3m ago', '2.5h ago', '6d ago', '4.8 years ago'."""
     if seconds is None or math.isnan(seconds):
         return "never"
     if seconds < 1:
@@ -39,4 +39,6 @@ def fmt_age(seconds: float | None) -> str:
         return f"{seconds // 60:.0f}m ago"
     if seconds < 86400 * 2:
         return f"{seconds / 3600:.1f}h ago"
-    return f"{seconds / 86400:.0f}d ago"
+    if seconds < 365 * 86400:
+        return f"{seconds / 86400:.0f}d ago"
+    return f"{seconds / (365.25 * 86400):.1f} years ago"

@@ -384,7 +384,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
             reason = f"no step for {fmt_seconds(age)} after step {last_step} ({usual_text}) and no end marker"
             if not math.isnan(age) and age > OLD_LOG_S:
-                reason = _ended_long_ago(store, last_step, age)
+                reason = _ended_long_ago(store, last_step, write_age_s)
             return RunStatus("stalled", reason, _with_inherited(per_rank, noted, "stalled", set()), **common)
         parts = [f"step {last_step}" + (f" of {total}" if total else "")]
         if not math.isnan(sps):
@@ -430,8 +430,9 @@ def _reached_the_end(
     return ""
 
 
-def _ended_long_ago(store: Store, last_step: int | None, age: float) -> str:
-    """An old log read today: when it ends, rather than a stall measured in years."""
+def _ended_long_ago(store: Store, last_step: int | None, written_age: float) -> str:
+    """An old log read today: when it ends, rather than a stall measured in years; the age is the
+    one every screen shows, since the file was written (a copy made today was written now)."""
     at = f"at step {last_step}" if last_step is not None else "before any step"
     times = [t for t in store.last_log_time.values() if not math.isnan(t)]
     if times:
@@ -439,7 +440,7 @@ def _ended_long_ago(store: Store, last_step: int | None, age: float) -> str:
     else:
         written = [st.mtime for st in store.sources.values() if st.mtime is not None]
         when = f" (last written {datetime.fromtimestamp(max(written)).strftime('%Y-%m-%d %H:%M')})" if written else ""
-    return f"log ends {at}{when} with no end marker; nothing written for {fmt_seconds(age)}"
+    return f"log ends {at}{when} with no end marker; last write {fmt_age(written_age)}"
 
 
 def _with_inherited(
