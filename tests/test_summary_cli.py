@@ -57,7 +57,7 @@ def test_seed004_copied_to_a_temp_dir_is_stalled(tmp_path: Path) -> None:
     data = _summary(copy)
     assert data["status"] == "stalled"
     assert 23000 in data["last_step"].values()
-    assert [f["kind"] for f in data["findings"]] == ["stall"]
+    assert [f["kind"] for f in data["findings"]] == ["stall", "overfitting"]  # issue 22
     result = CliRunner().invoke(main, ["check", str(copy)])
     assert result.exit_code == 1 and result.output.startswith(
         "stalled: log ends at step 23000 (last line 2020-12-12 05:58) with no end marker; last write "

@@ -152,3 +152,23 @@ def _copy_text(path: Path, lines: list[str], age_s: float) -> Path:
     then = time.time() - age_s
     os.utime(path, (then, then))
     return path
+
+
+def test_seed004_validation_loss_rising_while_training_falls_is_overfitting(tmp_path: Path) -> None:
+    from conftest import seed
+
+    data = _summary(_copy(seed("004"), tmp_path / "gpt2.log"))
+    ev = data["eval"]
+    assert ev["overfitting"] is True
+    assert ev["last_step"] == 22000 and ev["last_eval_loss"] > ev["best_eval_loss"] * 1.15
+    assert ev["best_step"] < 12000 and ev["train_loss_now"] < ev["train_loss_at_best"]
+    (f,) = [f for f in data["findings"] if f["kind"] == "overfitting"]
+    assert f["message"].startswith(
+        f"validation loss best {ev['best_eval_loss']:.4g} at {ev['best_step']:,}, now 4.9 at 22,000"
+    )
+    assert f"keep the checkpoint nearest step {ev['best_step']:,}" in f["remedy"]
+
+
+def test_a_healthy_run_is_not_overfitting(tmp_path: Path) -> None:
+    data = _summary(_copy(SAMPLES / "mmengine__runner_cpu_healthy.log", tmp_path / "mm.log"))
+    assert not [f for f in data["findings"] if f["kind"] == "overfitting"]

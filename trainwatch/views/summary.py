@@ -27,6 +27,7 @@ from trainwatch.diagnosis.attempts import Attempt, attempts, history_line
 from trainwatch.diagnosis.check import budget_text
 from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.findings import Finding, findings
+from trainwatch.diagnosis.overfit import eval_figures
 from trainwatch.diagnosis.ranks import root_cause, stragglers
 from trainwatch.diagnosis.shares import phase_shares, phase_tree
 from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
@@ -159,10 +160,27 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
                 _rank_status_json(r.source, r.rank, r.host, r.state, r.last_step, slow_by) for r in status.ranks
             ],
             "attempts": [_attempt_json(a) for a in attempts(store, status.state, status.reason)],
+            "eval": _eval_json(store),
         }
         if hosts:
             out["hosts"] = hosts
     return out
+
+
+def _eval_json(store: Store) -> dict[str, Any] | None:
+    """Validation loss against training: best, latest, training loss at each, and the verdict."""
+    fig = eval_figures(store)
+    if fig is None:
+        return None
+    return {
+        "best_step": fig.best_step,
+        "best_eval_loss": _num(fig.best),
+        "last_step": fig.last_step,
+        "last_eval_loss": _num(fig.last),
+        "train_loss_at_best": _num(fig.train_at_best),
+        "train_loss_now": _num(fig.train_now),
+        "overfitting": fig.overfitting,
+    }
 
 
 def _attempt_json(a: Attempt) -> dict[str, Any]:
