@@ -1,6 +1,6 @@
 """Every command as a user runs it: the real `trainwatch` executable in a subprocess.
 
-Exit codes are the README's: 0 ok, 1 `check` found a problem, 2 usage errors.
+Exit codes are the README's: 0 ok, 1 `check` found a problem, 2 usage errors, 3 `check` recognised nothing.
 """
 
 from __future__ import annotations
@@ -95,6 +95,10 @@ def test_check_exit_codes(tmp_path: Path) -> None:
     shutil.copy(MEGATRON, stalled)  # fresh mtime, but its lines say 2020: stalled
     proc = tw("check", str(stalled))
     assert proc.returncode == 1 and proc.stdout.startswith("stalled:")
+    nothing = tmp_path / "notes.log"
+    nothing.write_text("hello\nnothing to see here\n")
+    unknown = tw("check", str(nothing))
+    assert unknown.returncode == 3 and unknown.stdout.startswith("unknown: no training step recognised")
 
 
 def test_check_running_on_a_log_being_written(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Command line: `trainwatch PATH...` (dashboard), summary, export, check, demo, formats, serve.
 
 Exit codes: 0 ok; 1 `check` found the run stalled, crashed or producing NaN; 2 usage error
-(missing file, unknown option). No command prints a Python traceback unless `--debug`.
+(missing file, unknown option); 3 `check` recognised no training step (status unknown). No command prints a Python traceback unless `--debug`.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def main(ctx: click.Context, debug: bool) -> None:
       trainwatch logs/out.log          open the dashboard (also: a directory, a glob, or -)
       trainwatch summary logs/ --json  one report, for scripts
       trainwatch export logs/ -f       records as JSONL while the run goes on
-      trainwatch check logs/out.log    exit 1 if the run is stalled, crashed or NaN
+      trainwatch check logs/out.log    exit 1 if stalled, crashed or NaN; 3 if unknown
       trainwatch demo                  replay a bundled log live
     """
     ctx.obj = {"debug": debug}
@@ -156,7 +156,8 @@ def summary(paths: tuple[str, ...], as_json: bool) -> None:
     help="Seconds without a step that count as stalled (default: from the log's own cadence).",
 )
 def check(paths: tuple[str, ...], stall_after: float | None) -> None:
-    """Exit 0 if the run is running or finished, 1 if stalled, crashed or NaN; one line says why."""
+    """Exit 0 if the run is running or finished, 1 if stalled, crashed or NaN, 3 if no training step is
+    recognised (2: usage error); one line says why."""
     from trainwatch.diagnosis.check import check_line
 
     pipeline = _pipeline_for_reading(paths)

@@ -19,7 +19,9 @@ def test_sample_block_with_srun_prefix() -> None:
     assert s.rank == 0
     assert s.line == 1
     assert s.metrics["loss"] == 12.0
-    assert s.metrics["total_steps"] == 300000000
+    # 300,000,000 is a token budget, not a step count (issue 22): never the step total
+    assert "total_steps" not in s.metrics
+    assert s.metrics["duration_budget"] == 300000000
     assert s.metrics["memory_allocated_mem"] == 3.6287
     assert s.metrics["metrics_train_language_perplexity"] == 162754.5
     assert s.metrics["time_batch"] == 0

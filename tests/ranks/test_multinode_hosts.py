@@ -143,7 +143,9 @@ def test_pdsh_two_nodes_relaunch_still_right() -> None:
     assert data["ranks"] == []
     assert data["rank_status"] == []
     assert "hosts" not in data
-    assert data["events"] == {"restart": 1}
+    # Both launchers then say `Process N exits successfully.`: the run finished (issue 22).
+    assert data["events"] == {"finished": 1, "restart": 1}
+    assert data["status"] == "finished"
     records: list = []
     Pipeline([str(PDSH)], sink=records.extend).read_to_end()
     (restart,) = [r for r in records if getattr(r, "kind", None) == "restart"]

@@ -21,8 +21,11 @@ NOW = 1_607_752_720.0
 
 
 def app(ranks: int = 1) -> TrainwatchApp:
+    store = build_store(ranks=ranks)
+    for st in store.sources.values():
+        st.mtime = NOW - 4  # written 4 s ago: every age on screen is since then (one clock)
     return TrainwatchApp(
-        store=build_store(ranks=ranks),
+        store=store,
         clock=FrozenClock(wall_s=NOW, mono_s=0.0),
         fast_interval=3600.0,  # ticks are driven by the test, not by time
         slow_interval=3600.0,

@@ -12,6 +12,8 @@ import math
 import weakref
 from dataclasses import dataclass, field
 
+from trainwatch.diagnosis.cause import pick_root_event
+from trainwatch.diagnosis.segments import event_attempt, launcher_failure
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store, iso_to_epoch
 
@@ -91,6 +93,8 @@ def after_last_progress(store: Store, e: Event, index: EventIndex, latest_progre
     the others kept stepping until their collectives timed out)."""
     if e.attempt < index.restarts_last_attempt.get(e.source, 0):
         return False
+    if event_attempt(store, e, index.restarts_last_line) < store.current_attempt:
+        return False  # an earlier attempt's failure is history
     if e.line <= index.restarts_last_line.get(e.source, 0):
         return False
     last = store.latest_step.get(RankKey(e.source, e.rank, e.host))
@@ -104,34 +108,21 @@ def after_last_progress(store: Store, e: Event, index: EventIndex, latest_progre
     return not (not math.isnan(t) and not math.isnan(latest_progress_t) and latest_progress_t > t + CLOCK_SLACK_S)
 
 
-def first_by_order(events: list[Event], source_order: dict[str, int]) -> Event | None:
-    """The earliest event: by line within a source; across sources by log time, then source order."""
-    if not events:
-        return None
-    firsts: dict[str, Event] = {}
-    for e in events:
-        cur = firsts.get(e.source)
-        if cur is None or e.line < cur.line:
-            firsts[e.source] = e
-
-    def key(e: Event) -> tuple[float, int, int]:
-        t = iso_to_epoch(e.time)
-        return (t if not math.isnan(t) else math.inf, source_order.get(e.source, 0), e.line)
-
-    return min(firsts.values(), key=key)
-
-
 def root_cause_event(store: Store, index: EventIndex) -> Event | None:
-    """The failure the log pins on a rank: torchrun's Root Cause, else the earliest ranked error.
+    """The failure the log pins on a rank (see `cause.pick_root_event`), in the current attempt.
 
     Only failures after their own source's last step count: a recovered traceback mid-run is
     not the cause of anything."""
+    picked = root_cause_pick(store, index)
+    return picked[0] if picked is not None else None
+
+
+def root_cause_pick(store: Store, index: EventIndex) -> tuple[Event, str] | None:
+    """The root-cause event and the launcher's evidence for it ("" when it printed none)."""
     order = {name: i for i, name in enumerate(store.sources)}
-    ended = [e for e in index.failures if e.rank is not None and after_last_progress(store, e, index)]
-    crashes = [e for e in ended if e.kind == "crash"]
-    if crashes:
-        crash = min(crashes, key=lambda e: (order.get(e.source, 0), e.line))
-        same_rank = [e for e in ended if e.kind in ("oom", "traceback") and e.rank == crash.rank]
-        detail = first_by_order(same_rank, order)
-        return detail if detail is not None else crash
-    return first_by_order([e for e in ended if e.kind in ROOT_CAUSE_KINDS], order)
+    ended = [
+        e
+        for e in index.failures
+        if (e.rank is not None or launcher_failure(e)) and after_last_progress(store, e, index)
+    ]
+    return pick_root_event(ended, order)

@@ -15,6 +15,7 @@ from bisect import bisect_left, insort
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.events import EventIndex, event_index, root_cause_event
+from trainwatch.diagnosis.overfit import eval_figures
 from trainwatch.diagnosis.profile_phases import profile_data_share
 from trainwatch.diagnosis.ranks import spreads, stragglers
 from trainwatch.diagnosis.shares import comm_shares, data_shares
@@ -34,6 +35,7 @@ KINDS = (
     "comm_bound",
     "slowdown",
     "memory_pressure",
+    "overfitting",
 )
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -560,8 +562,20 @@ def record_findings(store: Store, memo: SpikeMemo | None = None) -> list[Finding
         return _record_findings(store, event_index(store), memo)
 
 
+def _overfit_finding(store: Store) -> Finding | None:
+    fig = eval_figures(store)
+    if fig is None or not fig.overfitting:
+        return None
+    remedy = (
+        f"keep the checkpoint nearest step {fig.best_step:,}; stop early, add regularisation (weight decay, "
+        "dropout) or more data"
+    )
+    return Finding("overfitting", "warning", (), (fig.best_step, fig.last_step), fig.message, remedy)
+
+
 def _record_findings(store: Store, index: EventIndex, memo: SpikeMemo | None = None) -> list[Finding]:
     out = [
+        _overfit_finding(store),
         _nan_finding(index),
         _loss_spikes(store, memo),
         *_straggler_findings(store),

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainwatch.diagnosis.events import event_index, root_cause_event
+from trainwatch.diagnosis.events import event_index, root_cause_pick
+from trainwatch.diagnosis.segments import superseded
 from trainwatch.diagnosis.status import cadences, lagging_ranks, rank_name
 from trainwatch.diagnosis.window import fmt_seconds, median, quantile, recent_values
 from trainwatch.store.store import Store
@@ -72,12 +73,13 @@ class RootCause:
     line: int
     step: int | None
     host: str | None = None
+    evidence: str = ""  # the launcher's word for it: "the launcher reports local_rank 1 failed ..."
 
 
 def _per_rank(store: Store, kind: str, name: str) -> dict[Who, list[float]]:
     out: dict[Who, list[float]] = {}
     for key, series in store.series.items():
-        if key.kind != kind or key.name != name or key.rank is None:
+        if key.kind != kind or key.name != name or key.rank is None or superseded(store, key.owner):
             continue
         values = recent_values(series, 256)
         if len(values) < MIN_POINTS:
@@ -182,7 +184,7 @@ def spreads(store: Store) -> list[Spread]:
         floor = max(ABS_FLOOR_S, STEP_FRACTION_FLOOR * step) if step == step else ABS_FLOOR_S
         out: list[Spread] = []
         for key, series in store.series.items():
-            if key.kind != "phase" or not key.name.endswith("_min"):
+            if key.kind != "phase" or not key.name.endswith("_min") or superseded(store, key.owner):
                 continue
             base = key.name[: -len("_min")]
             high = store.series.get(key._replace(name=base))
@@ -206,7 +208,8 @@ def spreads(store: Store) -> list[Spread]:
 def root_cause(store: Store) -> RootCause | None:
     """The rank that failed first and its error, when the log says which rank it was."""
     with store.lock:
-        e = root_cause_event(store, event_index(store))
-    if e is None:
+        picked = root_cause_pick(store, event_index(store))
+    if picked is None:
         return None
-    return RootCause(e.rank, e.message.strip(), e.kind, e.source, e.line, e.step, e.host)
+    e, evidence = picked
+    return RootCause(e.rank, e.message.strip(), e.kind, e.source, e.line, e.step, e.host, evidence)

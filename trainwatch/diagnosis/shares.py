@@ -33,7 +33,8 @@ _CHILDREN_OF: dict[str, tuple[str, ...]] = {
     "optimizer_gradients": ("step", "optimizer"),
     "optimizer_step": ("step", "optimizer"),
     "optimizer_allgather": ("step", "optimizer"),
-    "batch_generator": ("forward",),
+    # Megatron's get_batch runs inside forward_step, itself inside forward-backward
+    "batch_generator": ("forward", "forward_backward"),
 }
 
 
@@ -74,13 +75,14 @@ def _phase_names(store: Store, key: RankKey) -> list[str]:
 
 
 def step_seconds(store: Store, key: RankKey) -> float:
-    """The step time a share is relative to: printed, else the sum of top-level phases."""
+    """The step time a share is relative to: the printed step time or the sum of the top-level
+    phases, whichever is larger (Megatron's cross-rank max timers can add up to more than the
+    step time of the rank that printed it; a share above 100 % would be a contradiction)."""
     printed = _median_of(store, key, "metric", "step_time_s")
-    if not math.isnan(printed) and printed > 0:
-        return printed
     parts = [_median_of(store, key, "phase", n) for n in TOP_LEVEL if n in _phase_names(store, key)]
     total = sum(p for p in parts if not math.isnan(p))
-    return total if total > 0 else math.nan
+    step = max(printed if not math.isnan(printed) else 0.0, total)
+    return step if step > 0 else math.nan
 
 
 def _keys(store: Store) -> list[RankKey]:
@@ -108,7 +110,7 @@ def phase_shares(store: Store) -> dict[str, float]:
                 continue  # DeepSpeed prints the same numbers again per micro-step
             value = _median_of(store, key, "phase", name)
             if not math.isnan(value):
-                out[name] = value / step
+                out[name] = min(1.0, value / step)
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
@@ -129,7 +131,7 @@ def data_shares(store: Store) -> list[Share]:
                 if not found:
                     continue
                 what, data = max(found, key=lambda nv: nv[1])
-            out.append(Share(key, data / step, data, step, what))
+            out.append(Share(key, min(1.0, data / step), data, step, what))
         return out
 
 
@@ -146,7 +148,7 @@ def comm_shares(store: Store) -> list[Share]:
                 continue
             values = [_median_of(store, key, "phase", n) for n in names]
             seconds = sum(v for v in values if not math.isnan(v))
-            out.append(Share(key, seconds / step, seconds, step, "+".join(names)))
+            out.append(Share(key, min(1.0, seconds / step), seconds, step, "+".join(names)))
         return out
 
 

@@ -24,14 +24,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from trainwatch.diagnosis.cause import first_by_order
+from trainwatch.diagnosis.clock import fmt_age, write_age
 from trainwatch.diagnosis.events import (
     FAILURE_KINDS,
     EventIndex,
     after_last_progress,
     event_index,
-    first_by_order,
     root_cause_event,
 )
+from trainwatch.diagnosis.segments import current_keys, superseded
 from trainwatch.diagnosis.window import fmt_seconds, median, recent_values
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store, key_order
@@ -87,6 +89,7 @@ class RunStatus:
     age_s: float = math.nan
     stall_after_s: float = math.nan
     failure: Event | None = None  # the event that ended (crashed) or hung (stalled) the run
+    write_age_s: float = math.nan  # seconds since the freshest source was written: the age to show
 
     @property
     def pace_s(self) -> float:
@@ -183,10 +186,13 @@ def progress_age(store: Store, key: RankKey, c: Cadence, threshold: float, now: 
     a replayed or re-timestamped log) is timed by its arrival: our clock beats the log's."""
     obs = store.observations.get(key)
     st = store.sources.get(key.source)
-    if obs and st is not None and st.caught_up_monotonic is not None and obs[-1].seen > st.caught_up_monotonic:
-        return max(0.0, mono_now - obs[-1].seen)
-    bounds: list[float] = []
     write_age = _write_age(store, key.source, now, mono_now)
+    if obs and st is not None and st.caught_up_monotonic is not None and obs[-1].seen > st.caught_up_monotonic:
+        # (a block held to the end of a file read once "arrives" after catching up: its file's
+        # write time still bounds it, or "last step 92 µs ago" on a log written hours ago)
+        arrived = max(0.0, mono_now - obs[-1].seen)
+        return max(arrived, write_age) if not math.isnan(write_age) else arrived
+    bounds: list[float] = []
     if not math.isnan(write_age):
         bounds.append(write_age)
     if not math.isnan(c.progress_log_t):
@@ -206,7 +212,7 @@ def lagging_ranks(store: Store, cadences: dict[RankKey, Cadence]) -> dict[RankKe
 
     In synchronous training a rank cannot fall behind and keep going: it stopped (died, hung, or
     its log stopped flushing) while the rest went on."""
-    last = {k: s for k, s in store.latest_step.items() if k.rank is not None}
+    last = {k: s for k, s in store.latest_step.items() if k.rank is not None and not superseded(store, k)}
     if len(last) < 2:
         return {}
     out: dict[RankKey, float] = {}
@@ -259,6 +265,7 @@ def _where(step: int | None) -> str:
 
 
 LOGGER_PREFIX = re.compile(r"^(?:WARNING|ERROR|INFO|CRITICAL|DEBUG):[\w.]+:\s*")
+BRACKET_PREFIX = re.compile(r"^(?:\[[^\]]*\]\s*)+")  # `[2022-09-08 12:07:13,642] [INFO] [launch.py:318:main] `
 
 
 def failure_sentence(e: Event) -> str:
@@ -270,7 +277,7 @@ def failure_sentence(e: Event) -> str:
 
 def cadences(store: Store) -> dict[RankKey, Cadence]:
     """Every rank's cadence (steps in key order); computed once per store version."""
-    return store.derived("cadences", lambda: {k: cadence(store, k) for k in sorted(store.latest_step, key=key_order)})
+    return store.derived("cadences", lambda: {k: cadence(store, k) for k in sorted(current_keys(store), key=key_order)})
 
 
 def run_status(store: Store, now: float | None = None, stall_after: float | None = None) -> RunStatus:
@@ -315,14 +322,16 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             if freshest is None or score < freshest[0]:
                 freshest = (score, key)
 
-        last_step = max(store.latest_step.values()) if store.latest_step else None
+        last_step = max((store.latest_step[k] for k in step_keys), default=None)
         main_key = freshest[1] if freshest else None
         main = by_key.get(main_key) if main_key is not None else None
         sps = main.sec_per_step if main else math.nan
         step_time = main.step_time_s if main else math.nan
         age = freshest[0] if freshest and not math.isinf(freshest[0]) else math.nan
         threshold = stall_threshold(main, stall_after) if main else NO_CADENCE_STALL_S
+        write_age_s = write_age(store, now, sorted({k.source for k in step_keys}) or None)
         common: dict[str, Any] = {
+            "write_age_s": write_age_s,
             "last_step": last_step,
             "total_steps": total,
             "sec_per_step": sps,
@@ -345,7 +354,10 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
             return RunStatus("crashed", reason, ranks, failure=cause, **common)
         if finish is not None:
-            reason = f"{finish.message.strip() or 'the run reported completion'} (step {last_step})"
+            said = (
+                BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", finish.message.strip())) or "the run reported completion"
+            )
+            reason = said + (f" (step {last_step})" if last_step is not None else "")
             return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
         hangs = [e for e in terminal_failures if e.kind == "nccl_timeout"]
         if hangs:
@@ -357,6 +369,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 reason += f"; first failure: {failure_sentence(root)}"
             ranks = _with_inherited(per_rank, noted, "stalled", {e.rank for e in hangs if e.rank is not None})
             return RunStatus("stalled", reason, ranks, failure=hang, **common)
+        ended = _reached_the_end(store, index, last_step, total, age, main, latest_t)
+        if ended:
+            return RunStatus("finished", ended, _with_inherited(per_rank, noted, "finished", set()), **common)
         if not step_keys:
             lines = sum(st.lines for st in store.sources.values())
             reason = f"no training step recognised in {lines} lines" if lines else "nothing read yet"
@@ -365,28 +380,59 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 reason += f"; {n} profiler report{'s' if n > 1 else ''} (dashboard: Profiler tab, key 5)"
             return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
         if all(r.state == "stalled" for r in per_rank if r.key not in behind):
-            if total is not None and last_step is not None and last_step >= total:
-                reason = f"reached step {last_step} of {total} and stopped writing"
-                return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
             usual = sps if not math.isnan(sps) else step_time
             usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
             reason = f"no step for {fmt_seconds(age)} after step {last_step} ({usual_text}) and no end marker"
             if not math.isnan(age) and age > OLD_LOG_S:
-                reason = _ended_long_ago(store, last_step, age)
+                reason = _ended_long_ago(store, last_step, write_age_s)
             return RunStatus("stalled", reason, _with_inherited(per_rank, noted, "stalled", set()), **common)
         parts = [f"step {last_step}" + (f" of {total}" if total else "")]
         if not math.isnan(sps):
             parts.append(f"{fmt_seconds(sps)}/step")
-        if not math.isnan(age):
-            parts.append(f"last step {fmt_seconds(age)} ago")
+        if not math.isnan(write_age_s):
+            parts.append(f"last write {fmt_age(write_age_s)}")
         stopped = [r for r in per_rank if r.state == "stalled"]
         if stopped:
             parts.append("stopped: " + ", ".join(f"{rank_name(r.rank, r.host)} at step {r.last_step}" for r in stopped))
         return RunStatus("running", ", ".join(parts), _with_inherited(per_rank, noted, "running", set()), **common)
 
 
-def _ended_long_ago(store: Store, last_step: int | None, age: float) -> str:
-    """An old log read today: when it ends, rather than a stall measured in years."""
+SUMMARY_METRIC = "train_runtime"  # HF Trainer's final summary dict: printed once, after the last step
+QUIET_GAPS = 2.0  # at its total, this many usual intervals without a write: no further step is coming
+
+
+def _reached_the_end(
+    store: Store,
+    index: EventIndex,
+    last_step: int | None,
+    total: int | None,
+    age: float,
+    main: Cadence | None,
+    latest_t: float,
+) -> str:
+    """Why the run is finished though no end marker was printed, or "".
+
+    What frameworks print at the end without a marker: the Trainer's `train_runtime` summary;
+    the last epoch/iteration followed by its checkpoint (mmengine's "Saving checkpoint at 2
+    epochs"); or simply the total reached and nothing written since."""
+    if any(SUMMARY_METRIC in m for k, m in store.latest.items() if not superseded(store, k)):
+        return "the Trainer printed its final train_runtime summary" + (
+            f" (step {last_step})" if last_step is not None else ""
+        )
+    if total is None or last_step is None or last_step < total:
+        return ""
+    ckpt = [e for e in index.checkpoints_last.values() if after_last_progress(store, e, index, latest_t)]
+    if ckpt:
+        return f"reached step {last_step} of {total} and saved its final checkpoint"
+    gap = main.usual_gap_s if main is not None and not math.isnan(main.usual_gap_s) else 0.0
+    if math.isnan(age) or age > max(QUIET_GAPS * gap, 1.0):
+        return f"reached step {last_step} of {total} and stopped writing"
+    return ""
+
+
+def _ended_long_ago(store: Store, last_step: int | None, written_age: float) -> str:
+    """An old log read today: when it ends, rather than a stall measured in years; the age is the
+    one every screen shows, since the file was written (a copy made today was written now)."""
     at = f"at step {last_step}" if last_step is not None else "before any step"
     times = [t for t in store.last_log_time.values() if not math.isnan(t)]
     if times:
@@ -394,7 +440,7 @@ def _ended_long_ago(store: Store, last_step: int | None, age: float) -> str:
     else:
         written = [st.mtime for st in store.sources.values() if st.mtime is not None]
         when = f" (last written {datetime.fromtimestamp(max(written)).strftime('%Y-%m-%d %H:%M')})" if written else ""
-    return f"log ends {at}{when} with no end marker; nothing written for {fmt_seconds(age)}"
+    return f"log ends {at}{when} with no end marker; last write {fmt_age(written_age)}"
 
 
 def _with_inherited(

@@ -138,6 +138,11 @@ class Store:
         self.sources: dict[str, SourceState] = {}
         self.ranks: set[int] = set()
         self.total_steps: int | None = None
+        # Run segments (README "attempt"): the newest attempt any record belongs to, the attempt
+        # of each rank stream's newest step, and each stream's first/last step per attempt.
+        self.current_attempt = 0
+        self.key_attempt: dict[RankKey, int] = {}
+        self.attempt_span: dict[tuple[int, RankKey], tuple[int, int]] = {}
         self.records_added = 0
         self._by_owner: dict[tuple[str, int | None, str, str | None], dict[str, Series]] = {}
         self._derived: dict[str, tuple[int, object]] = {}
@@ -198,6 +203,8 @@ class Store:
             self.ranks.add(rank)
         if source not in self.sources:
             self.sources[source] = SourceState(source)
+        if record.attempt > self.current_attempt:
+            self.current_attempt = record.attempt
         t = _epoch(record.time) if record.time is not None else math.nan
         if t == t:
             prev = self.last_log_time.get(key)
@@ -249,10 +256,20 @@ class Store:
             prev = self.latest_step.get(key)
             if prev is None or record.step >= prev or record.step < prev - 1:
                 self.latest_step[key] = record.step
+            self._note_attempt(key, record.attempt, record.step, record.step)
         obs = self.observations.get(key)
         if obs is None:
             obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
         obs.append(StepObservation(record.step, t, _time.monotonic()))
+
+    def _note_attempt(self, key: RankKey, attempt: int, first: int, last: int) -> None:
+        self.key_attempt[key] = attempt
+        if attempt > self.current_attempt:
+            self.current_attempt = attempt
+        span = self.attempt_span.get((attempt, key))
+        if span is not None:
+            first, last = min(first, span[0]), max(last, span[1])
+        self.attempt_span[(attempt, key)] = (first, last)
 
     def extend(self, block: ColumnBlock) -> None:
         """What `_add` of each row's `Phases`/`Step` record (no log time) would do, per series
@@ -312,6 +329,8 @@ class Store:
                     prev = step
             if prev is not None:
                 self.latest_step[key] = prev
+            if steps:
+                self._note_attempt(key, block.attempt, min(steps), max(steps))
             obs = self.observations.get(key)
             if obs is None:
                 obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)

@@ -465,7 +465,7 @@ class TrainwatchApp(App[None]):
             for i, r in enumerate(f.ranks)
         }
         self.main.query_one(RanksTable).show(
-            data.rank_rows(self.store), self.clock.mono(), stragglers, self.verdict.ranks
+            data.rank_rows(self.store), self.clock.wall(), stragglers, self.verdict.ranks
         )
 
     def _update_events(self) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from itertools import compress
 from operator import add, gt
 
+from trainwatch.diagnosis.clock import written_at
 from trainwatch.records import Event
 from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
@@ -526,7 +527,7 @@ class RankRow:
     step_time_s: float | None
     throughput: tuple[str, float] | None
     loss: float | None
-    last_seen_mono: float | None
+    written_wall: float | None  # when its source was last written (the one clock: diagnosis/clock.py)
     last_log_time: float | None
     trend: list[float]
     errors: int
@@ -593,7 +594,6 @@ def rank_rows(store: Store, trend_points: int = 24, window: int = 20) -> list[Ra
             st = store.series.get(key.series_key("metric", "step_time_s"))
             if st is None:
                 st = store.series.get(key.series_key("metric", "loss"))
-            obs = store.observations.get(key)
             rows.append(
                 RankRow(
                     key,
@@ -602,7 +602,7 @@ def rank_rows(store: Store, trend_points: int = 24, window: int = 20) -> list[Ra
                     latest.get("step_time_s"),
                     thr,
                     latest.get("loss"),
-                    obs[-1].seen if obs else None,
+                    written_at(store.sources.get(key.source)),
                     store.last_log_time.get(key),
                     list(st.values[-trend_points:]) if st is not None else [],
                     errors.get(key, 0),

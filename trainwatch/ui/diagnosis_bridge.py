@@ -109,13 +109,13 @@ def _verdict(result: Any, now: float | None) -> Verdict:
         _eta(result),
         _finite(_get(result, "sec_per_step")),
         ranks,
-        _finite(_get(result, "age_s")),
+        _finite(_get(result, "write_age_s")),
         now,
     )
 
 
 # What the header already shows beside the reason (step N of M, s/step, the last step's age).
-_SHOWN_PART = re.compile(r"^(?:step \d+(?: of \d+)?|\S+ ?\S*/step|last step .* ago)$")
+_SHOWN_PART = re.compile(r"^(?:step \d+(?: of \d+)?|\S+ ?\S*/step|last (?:step|write) .*(?: ago|now))$")
 _STALL_LEAD = re.compile(r"^no step for .+? after step \d+ ")
 _STEP_TAIL = re.compile(r"(?: after step \d+| \(step \d+\))$")
 

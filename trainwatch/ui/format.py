@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import math
 
+from trainwatch.diagnosis.clock import fmt_age  # the one age format, shared with summary
+
+__all__ = ["fmt_age", "fmt_duration", "fmt_num", "sparkline"]
+
 
 def fmt_num(value: float | None, digits: int = 4) -> str:
     """Compact number: 2.134, 1.5e-04, 65,536, nan."""
@@ -43,21 +47,6 @@ def fmt_duration(seconds: float | None) -> str:
         return f"{h}h {m:02d}m"
     d, h = divmod(h, 24)
     return f"{d}d {h}h"
-
-
-def fmt_age(seconds: float | None) -> str:
-    """How long ago: 'now', '12s ago', '3m ago'."""
-    if seconds is None or math.isnan(seconds):
-        return "never"
-    if seconds < 1:
-        return "now"
-    if seconds < 60:
-        return f"{seconds:.0f}s ago"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f}m ago"
-    if seconds < 86400 * 2:
-        return f"{seconds / 3600:.1f}h ago"
-    return f"{seconds / 86400:.0f}d ago"
 
 
 SPARK = "▁▂▃▄▅▆▇█"

@@ -23,8 +23,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from trainwatch.diagnosis.attempts import Attempt, attempts, history_line
+from trainwatch.diagnosis.check import budget_text
 from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.findings import Finding, findings
+from trainwatch.diagnosis.overfit import eval_figures
 from trainwatch.diagnosis.ranks import root_cause, stragglers
 from trainwatch.diagnosis.shares import phase_shares, phase_tree
 from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
@@ -156,10 +159,45 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
             "rank_status": [
                 _rank_status_json(r.source, r.rank, r.host, r.state, r.last_step, slow_by) for r in status.ranks
             ],
+            "attempts": [_attempt_json(a) for a in attempts(store, status.state, status.reason)],
+            "eval": _eval_json(store),
         }
         if hosts:
             out["hosts"] = hosts
     return out
+
+
+def _eval_json(store: Store) -> dict[str, Any] | None:
+    """Validation loss against training: best, latest, training loss at each, and the verdict."""
+    fig = eval_figures(store)
+    if fig is None:
+        return None
+    return {
+        "best_step": fig.best_step,
+        "best_eval_loss": _num(fig.best),
+        "last_step": fig.last_step,
+        "last_eval_loss": _num(fig.last),
+        "train_loss_at_best": _num(fig.train_at_best),
+        "train_loss_now": _num(fig.train_now),
+        "overfitting": fig.overfitting,
+    }
+
+
+def _attempt_json(a: Attempt) -> dict[str, Any]:
+    """One launch: its status, the steps it ran, and for a failed earlier one its root cause."""
+    cause = None
+    if a.cause is not None:
+        cause = _root_json(a.cause.rank, a.cause.host, a.cause.message)
+        cause["evidence"] = a.cause.evidence
+    return {
+        "attempt": a.number,
+        "status": a.state,
+        "first_step": a.first_step,
+        "last_step": a.last_step,
+        "total_steps": a.total_steps,
+        "root_cause": cause,
+        "reason": a.reason,
+    }
 
 
 def _root_json(rank: int | None, host: str | None, message: str) -> dict[str, Any]:
@@ -224,10 +262,15 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
     head.append(data["reason"])
     console.print(head)
 
+    if len(data["attempts"]) > 1:
+        console.print(Text(history_line(attempts(store, status.state, status.reason))))
+
     if status.last_step is not None:
         line = Text(f"step {status.last_step}")
         if status.total_steps:
             line.append(f" of {status.total_steps} ({status.last_step / status.total_steps * 100:.1f}%)")
+        elif budget_text(store):
+            line.append(f" {budget_text(store)}")
         pace = status.pace_s
         if not math.isnan(pace):
             line.append(f", {fmt_seconds(pace)}/step")

@@ -21,6 +21,10 @@ _HEADER = re.compile(r"^\[(?P<eval>Eval )?batch=(?P<step>\d{1,18}(?!\d))/(?P<tot
 _METRIC = re.compile(r"^\s+(?P<kind>Train|Eval) (?P<name>\S+): (?P<value>\S+)\s*$")
 _LR = re.compile(r"^lr-[^/]+/group0$")
 _MAX_METRICS = 500
+# No run takes 10^8 optimizer steps (a year at 0.3 s/step): a header total that large is the token
+# or sample budget `max_duration` was given in (`[batch=1/300000000]` of an MPT-7B run), not a step
+# count. It is kept as `duration_budget`, so it is never the run's step total.
+BUDGET_MIN = 10**8
 
 _NAMES = {
     "loss/train/total": "loss",
@@ -74,7 +78,8 @@ class ComposerParser(Parser):
             self._step = self._last_train
         else:
             self._step = self._last_train = int(m.group("step"))
-            self._metrics = {"total_steps": float(int(m.group("total")))}
+            total = int(m.group("total"))
+            self._metrics = {"duration_budget" if total >= BUDGET_MIN else "total_steps": float(total)}
         self._line = line.no
         self._time = line_time(text)
         self._rank = rank

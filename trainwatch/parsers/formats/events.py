@@ -41,8 +41,9 @@ _MAX_STRAY = 50  # unrelated lines tolerated inside a traceback before it is aba
 # --------------------------------------------------------------------------- single-line patterns
 _PREFILTER = re.compile(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
-    r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished|worker group finished"
-    r"|Done waiting|after training is done|elastic_operator|will restart worker group"
+    r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished"
+    r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
+    r"|exits successfully"
 )
 _DEATH = re.compile(r"Received (\S+) death signal, shutting down workers")
 _CLOSING = re.compile(r"Sending process (\d{1,18}(?!\d)) closing signal (SIG[A-Z0-9]+)")
@@ -50,6 +51,10 @@ _GOT_SIGNAL = re.compile(r"SignalException: Process (\d{1,18}(?!\d)) got signal:
 _TERMINATION = re.compile(r"Got termination signal: (\S+)")
 _FAILED_EXIT = re.compile(
     r"failed \(exitcode: (-\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)"
+)
+# The same line with a plain exit code: the worker raised (its own error is in its traceback).
+_FAILED_CODE = re.compile(
+    r"failed \(exitcode: (\d{1,9}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)"
 )
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 _SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
@@ -113,6 +118,8 @@ _FINISHED = (
     ("torchrun", re.compile(r"Local worker group finished \(WorkerState\.SUCCEEDED\)")),
     ("torchrun", re.compile(r"\bDone waiting for other agents\. Elapsed: ")),
     ("megatron", re.compile(r"\[after training is done\]")),
+    # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`
+    ("deepspeed", re.compile(r"\bProcess \d{1,18} exits successfully\.")),
 )
 _LAUNCH = re.compile(r"Starting elastic_operator with launch configs")
 _RESTART = re.compile(
@@ -391,6 +398,11 @@ class EventsParser(Parser):
         m = _FAILED_EXIT.search(body)
         if m:
             self._pid_signal(body, int(m.group(3)), signal_name(m.group(1)), line, out, rank)
+            return True
+        m = _FAILED_CODE.search(body)
+        if m:
+            data = {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3))}
+            out.event("crash", "error", body, data, rank=rank, line=line.no)
             return True
         m = _SIGNAL_RECEIVED.search(body)
         if m:

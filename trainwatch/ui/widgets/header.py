@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.widgets import Static
 
+from trainwatch.diagnosis.clock import written_at
 from trainwatch.store.store import SourceState
 from trainwatch.ui.data import Progress, short_source
 from trainwatch.ui.diagnosis_bridge import Finding, Verdict
@@ -52,7 +53,7 @@ def source_line(
     out.append(", ".join(modes) if modes else "read once")
     # A file's own mtime says when it was written (not when we read it: a 2020 log opened now is
     # not "written 9s ago"); stdin has no mtime, so there the arrival time is all there is.
-    written = [(s.mtime if s.mtime is not None else s.last_data_wall, s) for s in sources]
+    written = [(written_at(s), s) for s in sources]
     ages = [(max(0.0, now_wall - w), s) for w, s in written if w]
     if ages:
         newest = min(ages, key=lambda a: a[0])
@@ -104,7 +105,7 @@ def progress_line(verdict: Verdict, prog: Progress, now_wall: float | None = Non
             out.append(fmt_duration(eta), style="bold")
         age = verdict.age_at(now_wall) if now_wall is not None else None
         if age is not None and status in ("running", "stalled"):
-            out.append("  last step ", style="dim")
+            out.append("  last write ", style="dim")
             out.append(fmt_age(age))
     if verdict.reason and status != "unknown":
         out.append("  — " + verdict.reason)

@@ -57,7 +57,7 @@ def is_straggler(key: RankKey, stragglers: Collection[StragglerId]) -> bool:
 
 def row_cells(
     row: RankRow,
-    now_mono: float,
+    now_wall: float,
     stragglers: Collection[StragglerId],
     states: Mapping[tuple[str, int | None, str | None], tuple[str, str]] | None = None,
     trend_w: int = 20,
@@ -67,7 +67,7 @@ def row_cells(
     if row.throughput:
         name, value = row.throughput
         thr = f"{fmt_num(value)} {THROUGHPUT_UNITS.get(name, name)}"
-    age = fmt_age(now_mono - row.last_seen_mono) if row.last_seen_mono is not None else "never"
+    age = fmt_age(now_wall - row.written_wall) if row.written_wall is not None else "never"
     state = (states or {}).get((row.key.source, row.key.rank, row.key.host))
     status = Text(state[0], style=STATE_STYLE.get(state[0], "")) if state else Text("")
     if is_straggler(row.key, stragglers):
@@ -128,7 +128,7 @@ class RanksTable(DataTable[Text]):
     def show(
         self,
         rows: list[RankRow],
-        now_mono: float,
+        now_wall: float,
         stragglers: Collection[StragglerId],
         states: Mapping[tuple[str, int | None, str | None], tuple[str, str]] | None = None,
     ) -> None:
@@ -139,7 +139,7 @@ class RanksTable(DataTable[Text]):
             self._reorder(rows)
         for row in rows:
             key = f"{row.key.source}\x00{row.key.host}\x00{row.key.rank}"
-            cells = row_cells(row, now_mono, stragglers, states, columns=columns)
+            cells = row_cells(row, now_wall, stragglers, states, columns=columns)
             if row.key not in self._rows:
                 self._rows.add(row.key)
                 self.add_row(*cells, key=key)
