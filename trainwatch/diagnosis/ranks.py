@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainwatch.diagnosis.cause import Cause
 from trainwatch.diagnosis.events import event_index, root_cause_pick
 from trainwatch.diagnosis.segments import superseded
 from trainwatch.diagnosis.status import cadences, lagging_ranks, rank_name
@@ -62,18 +63,6 @@ class Spread:
     max_s: float
     min_s: float
     message: str
-
-
-@dataclass(frozen=True)
-class RootCause:
-    rank: int | None
-    message: str
-    kind: str
-    source: str
-    line: int
-    step: int | None
-    host: str | None = None
-    evidence: str = ""  # the launcher's word for it: "the launcher reports local_rank 1 failed ..."
 
 
 def _per_rank(store: Store, kind: str, name: str) -> dict[Who, list[float]]:
@@ -205,11 +194,11 @@ def spreads(store: Store) -> list[Spread]:
         return sorted(out, key=lambda s: -(s.max_s - s.min_s))
 
 
-def root_cause(store: Store) -> RootCause | None:
+def root_cause(store: Store) -> Cause | None:
     """The rank that failed first and its error, when the log says which rank it was."""
     with store.lock:
         picked = root_cause_pick(store, event_index(store))
     if picked is None:
         return None
     e, evidence = picked
-    return RootCause(e.rank, e.message.strip(), e.kind, e.source, e.line, e.step, e.host, evidence)
+    return Cause(e.rank, e.message.strip(), e.kind, e.source, e.line, e.step, e.host, evidence)

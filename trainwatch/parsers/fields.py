@@ -237,6 +237,15 @@ def _convert(key: str, raw: str, unit: str | None) -> tuple[str, float] | None:
     return None
 
 
+def read_group(m: re.Match[str] | None, group: str = "rest") -> Reading | None:
+    """The fields of one group of a format's match, or None when there is no match or no metric:
+    a format module recognises its line, the reader reads the values."""
+    if m is None:
+        return None
+    reading = read_fields(m.group(group))
+    return reading if reading is not None and reading.metrics else None
+
+
 def named_value(key: str, value: float) -> tuple[str, float] | None:
     """A labelled value from a structured record (a dict, JSON) under its canonical name, its unit read
     from the label (`memory(GiB)`, `train_speed(iter/s)` -> `step_time_s`), or None when the label is

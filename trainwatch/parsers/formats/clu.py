@@ -16,7 +16,7 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import read_fields
+from trainwatch.parsers.fields import read_group
 
 _LINE = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+\.py:\d+\] \[(?P<step>\d{1,12})\] (?P<rest>[A-Za-z_][^=]*=.*)$")
 
@@ -50,10 +50,8 @@ class CluParser(Parser):
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _LINE.match(text)
-        if m is None:
-            return False
-        reading = read_fields(m.group("rest"))
-        if reading is None or not reading.metrics:
+        reading = read_group(m)
+        if m is None or reading is None:
             return False
         out.step(int(m.group("step")), dict(reading.metrics))
         return True

@@ -18,9 +18,9 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import read_fields
+from trainwatch.parsers.fields import Reading, read_group
 
-_TRAIN = re.compile(r"(?:\((?P<rank>\d{1,6})/\d{1,6}\)\s+)?Epoch (?P<epoch>\d+), batch (?P<batch>\d+),(?P<rest>.*)$")
+_TRAIN = re.compile(r"(?:\((?P<rank>\d{1,6})/\d{1,6}\)\s+)?Epoch (?P<epoch>\d+), (?P<rest>batch \d+,.*)$")
 _TOT = re.compile(r"tot_loss\[loss=([-+\d.eE]+|nan|inf)")
 _VALID = re.compile(r"(?:\((?P<rank>\d{1,6})/\d{1,6}\)\s+)?.*?Epoch (?P<epoch>\d+), validation: (?P<rest>.*)$")
 
@@ -70,34 +70,38 @@ class IcefallParser(Parser):
         return False
 
     def _train(self, text: str, out: Emitter) -> bool:
-        m = _TRAIN.search(text)
-        if m is None:
+        got = _read(_TRAIN, text)
+        if got is None:
             return False
-        reading = read_fields(m.group("rest"))
-        if reading is None or "loss" not in reading.metrics:
-            return False
-        metrics = dict(reading.metrics)
-        metrics["epoch"] = float(m.group("epoch"))
+        metrics, reading, rank = got
         if "grad_scale" in metrics:
             metrics["loss_scale"] = metrics.pop("grad_scale")
         tot = _TOT.search(text)
         if tot is not None:
             metrics["tot_loss"] = float(tot.group(1))
-        step = reading.step if reading.step is not None else int(m.group("batch"))
+        step = reading.step if reading.step is not None else int(reading.inner or 0)
         self._last_step = step
-        rank = int(m.group("rank")) if m.group("rank") is not None else None
         out.step(step, metrics, rank=rank)
         return True
 
     def _valid(self, text: str, out: Emitter) -> bool:
-        m = _VALID.search(text)
-        if m is None:
+        got = _read(_VALID, text)
+        if got is None:
             return False
-        reading = read_fields(m.group("rest"))
-        if reading is None or "loss" not in reading.metrics:
-            return False
-        metrics = {("eval_loss" if k == "loss" else "eval_" + snake(k)): v for k, v in reading.metrics.items()}
-        metrics["epoch"] = float(m.group("epoch"))
-        rank = int(m.group("rank")) if m.group("rank") is not None else None
-        out.step(self._last_step, metrics, rank=rank)
+        metrics, _, rank = got
+        evaluation = {
+            ("eval_loss" if k == "loss" else k if k == "epoch" else "eval_" + snake(k)): v for k, v in metrics.items()
+        }
+        out.step(self._last_step, evaluation, rank=rank)
         return True
+
+
+def _read(pattern: re.Pattern[str], text: str) -> tuple[dict[str, float], Reading, int | None] | None:
+    """A training or validation line's metrics (with its epoch), the reading, and the `(r/w)` rank."""
+    m = pattern.search(text)
+    reading = read_group(m)
+    if m is None or reading is None or "loss" not in reading.metrics:
+        return None
+    metrics = {**reading.metrics, "epoch": float(m.group("epoch"))}
+    rank = int(m.group("rank")) if m.group("rank") is not None else None
+    return metrics, reading, rank

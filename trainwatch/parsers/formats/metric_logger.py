@@ -19,7 +19,7 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import read_fields
+from trainwatch.parsers.fields import read_group
 
 _LINE = re.compile(
     r"(?P<head>Epoch: \[(?P<epoch>\d{1,9})\]|Test:|Train:|Eval:|Val:)\s+\[\s*(?P<n>\d{1,12})\s*/\s*(?P<m>\d{1,12})\]"
@@ -59,10 +59,8 @@ class MetricLoggerParser(Parser):
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _LINE.search(text)
-        if m is None:
-            return False
-        reading = read_fields(m.group("rest"))
-        if reading is None or not reading.metrics:
+        reading = read_group(m)
+        if m is None or reading is None:
             return False
         metrics = dict(reading.metrics)
         mem = metrics.pop("max_mem", None)

@@ -17,7 +17,7 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import read_fields
+from trainwatch.parsers.fields import read_group
 
 _LINE = re.compile(r"\biteration: (?P<step>\d{1,12}) / (?P<total>\d{1,12}) \|(?P<rest>.*)$")
 _BYTES = {"cuda_memory_allocated": "mem_gib", "cuda_max_memory_reserved": "max_mem_gib"}
@@ -63,10 +63,8 @@ class NanotronParser(Parser):
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _LINE.search(text)
-        if m is None:
-            return False
-        reading = read_fields(m.group("rest"))
-        if reading is None or not reading.metrics:
+        reading = read_group(m)
+        if m is None or reading is None:
             return False
         metrics: dict[str, float] = {}
         for name, value in reading.metrics.items():

@@ -16,7 +16,7 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import read_fields
+from trainwatch.parsers.fields import read_group
 
 _TRAIN = re.compile(
     r"\bTrain: (?P<epoch>\d{1,9}) \[\s*(?P<n>\d{1,12})/(?P<m>\d{1,12}) \(\s*[\d.]+%\)\]\s+(?P<rest>.*)$"
@@ -53,8 +53,8 @@ class TimmParser(Parser):
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _TRAIN.search(text)
         if m is not None:
-            reading = read_fields(m.group("rest"))
-            if reading is None or not reading.metrics:
+            reading = read_group(m)
+            if reading is None:
                 return False
             epoch, n, total = int(m.group("epoch")), int(m.group("n")), int(m.group("m"))
             if self._first_epoch is None:
@@ -63,11 +63,8 @@ class TimmParser(Parser):
             self._last_step = step
             out.step(step, {**reading.metrics, "epoch": float(epoch)})
             return True
-        m = _TEST.search(text)
-        if m is None:
-            return False
-        reading = read_fields(m.group("rest"))
-        if reading is None or not reading.metrics:
+        reading = read_group(_TEST.search(text))
+        if reading is None:
             return False
         out.step(self._last_step, {("eval_" + k): v for k, v in reading.metrics.items()})
         return True
