@@ -165,17 +165,21 @@ def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool
     """Copies of every rank's series for one metric, its current attempt only (the points
     after its step last went back). Returns (traces, wall_time_used)."""
     with store.lock:
-        found = store.series_for(name)
-        hosts = _many_hosts(found)
-        many = needs_source(found, hosts)
         copies = []
-        for key in sorted(found, key=key_order):
-            s = found[key]
-            cut = series_restart(s)
-            restart = s.steps[cut] if cut else None
-            first = max(cut, len(s.steps) - last_n) if last_n else cut
-            sl = slice(first, None)
-            copies.append((rank_label(key, many, hosts), s.steps[sl], s.values[sl], s.times[sl], restart))
+        for drawn in (name, *OVERLAID.get(name, ())):
+            found = store.series_for(drawn)
+            hosts = _many_hosts(found)
+            many = needs_source(found, hosts)
+            for key in sorted(found, key=key_order):
+                s = found[key]
+                cut = series_restart(s)
+                restart = s.steps[cut] if cut else None
+                first = max(cut, len(s.steps) - last_n) if last_n else cut
+                sl = slice(first, None)
+                label = rank_label(key, many, hosts)
+                if drawn != name:  # the evaluation loss on the loss chart
+                    label = f"{title_for(drawn)} {label}".strip()
+                copies.append((label, s.steps[sl], s.values[sl], s.times[sl], restart))
     use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t, _ in copies)
     traces: list[Trace] = []
     for label, steps, values, times, restart in copies:
@@ -198,10 +202,15 @@ def _finite_count(values: Sequence[float]) -> int:
     return sum(1 for v in values[:64] if not math.isnan(v)) + sum(1 for v in values[-64:] if not math.isnan(v))
 
 
+# Series drawn on another metric's chart as well as on their own: the evaluation loss beside the training loss.
+OVERLAID = {"loss": ("eval_loss",)}
+
+
 def chart_version(store: Store, name: str) -> int:
-    """Changes whenever a point is added to any series of this metric."""
+    """Changes whenever a point is added to any series drawn on this metric's chart."""
+    names = (name, *OVERLAID.get(name, ()))
     with store.lock:
-        return sum(s.count for k, s in store.series.items() if k.name == name and k.kind == "metric")
+        return sum(s.count for k, s in store.series.items() if k.name in names and k.kind == "metric")
 
 
 @dataclass
