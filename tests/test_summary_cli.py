@@ -129,3 +129,53 @@ def test_print_summary_never_renders_log_text_as_markup() -> None:
     out = console.export_text()
     assert out.startswith("CRASHED")
     assert message in out
+
+
+def test_seed000_lightning_profiler_report_in_summary_json() -> None:
+    """Seed 000: a Lightning SimpleProfiler `FIT Profiler Report`; shares of its `Total` row (1774.1 s)."""
+    (profile,) = _summary(seed("000"))["profiles"]
+    assert profile["title"] == "FIT Profiler Report" and profile["kind"] == "lightning_simple"
+    top = profile["top"][0]
+    assert top["name"] == "run_training_epoch" and top["total_s"] == 1750.6
+    assert top["share"] == 0.9868  # the table's own 98.676 %
+    assert "Total" not in [r["name"] for r in profile["top"]]
+    phases = profile["phases"]["share"]
+    assert list(phases) == ["data", "forward", "backward", "optimizer", "other"]
+    assert phases["forward"] == 0.503 and phases["backward"] == 0.3808
+
+
+def test_seed000_summary_text_shows_the_profiler_report() -> None:
+    result = CliRunner().invoke(main, ["summary", str(seed("000"))])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(ln.startswith("profiler report: FIT Profiler Report") for ln in lines)
+    (epoch,) = [ln for ln in lines if ln.strip().startswith("run_training_epoch")]
+    assert epoch.endswith("98.7%")
+    (forward,) = [ln for ln in lines if ln.strip().startswith("forward ")]
+    assert forward.endswith("50.3%")
+    for phase in ("data", "backward", "optimizer", "other"):
+        assert any(ln.strip().startswith(phase + " ") for ln in lines), phase
+
+
+def test_seed001_torch_profiler_report_in_summary() -> None:
+    """Seed 001: torch.profiler key_averages of a DeepSpeed MoE step; shares of `train_step-0` (3.916 s)."""
+    (profile,) = _summary(seed("001"))["profiles"]
+    assert profile["kind"] == "torch_profiler"
+    assert profile["basis"] == "of the profiled step (train_step-0)"
+    top = profile["top"][0]
+    assert top["name"] == "forward" and top["total_s"] == 3.796 and top["share"] == 0.9694
+    assert "train_step-0" not in [r["name"] for r in profile["top"]]  # the 100 % itself
+    assert list(profile["phases"]["share"]) == ["forward", "backward", "optimizer", "other"]
+    assert profile["phases"]["comm_share"] == 0.9603
+
+    result = CliRunner().invoke(main, ["summary", str(seed("001"))])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    (forward_row,) = [ln for ln in lines if ln.strip().startswith("forward ") and " s " in ln]
+    assert forward_row.endswith("96.9%")
+    assert any("collectives 96.0% inside the phases above" in ln for ln in lines)
+    assert "share of the profiled step (train_step-0)" in result.output
+
+
+def test_no_profiles_key_is_an_empty_list() -> None:
+    assert _summary(seed("002"))["profiles"] == []

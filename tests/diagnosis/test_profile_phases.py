@@ -11,7 +11,7 @@ import pytest
 from conftest import seed
 
 from trainwatch.diagnosis.findings import findings
-from trainwatch.diagnosis.profile_phases import profile_breakdown, profile_data_share, row_phase
+from trainwatch.diagnosis.profile_phases import profile_breakdown, profile_data_share, profile_top, row_phase
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import Profile
 from trainwatch.store.store import Store
@@ -110,3 +110,17 @@ def test_one_mapping_for_the_dataloader_finding() -> None:
     assert data.rows == ("get_train_batch",) and data.share == pytest.approx(57.932 / 1774.1)
     # 3% data loading is not worth a finding
     assert not [f for f in findings(store) if f.kind == "dataloader_bound"]
+
+
+def test_profile_top_without_a_100_percent_has_no_shares() -> None:
+    rows = ({"name": "forward", "total_time_s": 2.0}, {"name": "backward", "total_time_s": 3.0}, {"name": "x"})
+    top = profile_top(Profile("t.log", None, None, None, 1, "report", "lightning_simple", rows), n=1)
+    assert top is not None and top.total_s is None
+    assert [(r.name, r.seconds, r.share) for r in top.rows] == [("backward", 3.0, None)]
+
+
+def test_profile_top_seed_000_leaves_out_the_total_row() -> None:
+    top = profile_top(_profile("000"))
+    assert top is not None and top.total_s == pytest.approx(1774.1)
+    assert [r.name for r in top.rows][:2] == ["run_training_epoch", "run_training_batch"]
+    assert top.rows[0].share == pytest.approx(0.98676, abs=1e-4)

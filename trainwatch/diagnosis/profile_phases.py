@@ -236,3 +236,40 @@ def profile_data_share(profiles: list[Profile]) -> tuple[ProfileBreakdown, Profi
         if b is not None and data is not None:
             return b, data
     return None
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    name: str
+    seconds: float
+    share: float | None  # 0..1 of `ProfileTop.total_s`, None when the table gives no 100%
+
+
+@dataclass(frozen=True)
+class ProfileTop:
+    basis: str  # what the shares are of, in words
+    total_s: float | None
+    rows: tuple[ProfileRow, ...]  # largest total time first
+
+
+def profile_top(profile: Profile, n: int = 5) -> ProfileTop | None:
+    """The `n` rows with the most total time, each with its share of the same 100% the phase
+    breakdown uses (the `Total` row, the profiled step, the table's percentages). Rows that *are*
+    that 100% (`Total`, `ProfilerStep*`) are left out; rows nest, so shares do not add up."""
+    rows = profile.rows
+    time_key = _time_key(rows)
+    if time_key is None:
+        return None
+    basis = _basis(profile, time_key, rows)
+    timed: list[ProfileRow] = []
+    for r in rows:
+        name = str(r.get("name", ""))
+        t = _num(r.get(time_key))
+        if t is None or t <= 0 or name.strip().lower() == "total" or _STEP_ROW.match(name):
+            continue
+        timed.append(ProfileRow(name, t, t / basis[1] if basis else None))
+    if not timed:
+        return None
+    timed.sort(key=lambda row: row.seconds, reverse=True)
+    words, total = basis if basis else ("", None)
+    return ProfileTop(words, total, tuple(timed[:n]))

@@ -7,7 +7,8 @@ Likewise when the same rank number comes from two nodes the log names (`srun -l`
 torchrun: local ranks 0 and 1 on each node), those ranks are keyed `"<host>:<rank>"`.
 
 Extensions beyond the contract (never replacing its keys): `reason` (why the status), `eta_s`,
-`sec_per_step`, `phases_share` (median share of the step per phase), `lines`, `not_understood`,
+`sec_per_step`, `profiles` (each profiler report in the log: its top rows by total time and the
+step breakdown it implies), `phases_share` (median share of the step per phase), `lines`, `not_understood`,
 `failure` (the first failure even when the log does not name its rank), `rank_status` (one entry
 per rank stream, with its `host` when known and `straggler`: what it is slow in), `hosts` (node ->
 its rank numbers, when the log names nodes), `root_cause.host`, and each finding's `steps` and
@@ -28,6 +29,7 @@ from trainwatch.diagnosis.check import budget_text
 from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.findings import Finding, findings
 from trainwatch.diagnosis.overfit import eval_figures
+from trainwatch.diagnosis.profile_phases import profile_breakdown, profile_top
 from trainwatch.diagnosis.ranks import root_cause, stragglers
 from trainwatch.diagnosis.shares import phase_shares, phase_tree
 from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
@@ -161,9 +163,49 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
             ],
             "attempts": [_attempt_json(a) for a in attempts(store, status.state, status.reason)],
             "eval": _eval_json(store),
+            "profiles": _profiles_json(store),
         }
         if hosts:
             out["hosts"] = hosts
+    return out
+
+
+TOP_PROFILE_ROWS = 5
+
+
+def _profiles_json(store: Store) -> list[dict[str, Any]]:
+    """Each profiler report the log printed: what it is, its heaviest rows, and the phases they imply."""
+    out: list[dict[str, Any]] = []
+    for profile in list(store.profiles):
+        top = profile_top(profile, TOP_PROFILE_ROWS)
+        b = profile_breakdown(profile)
+        out.append(
+            {
+                "title": profile.title,
+                "kind": profile.kind,
+                "source": profile.source,
+                "rank": profile.rank,
+                "step": profile.step,
+                "basis": top.basis if top is not None else (b.basis if b is not None else None),
+                "top": [
+                    {
+                        "name": r.name,
+                        "total_s": _num(r.seconds),
+                        "share": None if r.share is None else round(r.share, 4),
+                    }
+                    for r in (top.rows if top is not None else ())
+                ],
+                "phases": None
+                if b is None
+                else {
+                    "basis": b.basis,
+                    "total_s": _num(b.total_s),
+                    "share": {p.name: round(p.share, 4) for p in b.phases},
+                    "seconds": {p.name: _num(p.seconds) for p in b.phases},
+                    "comm_share": None if b.comm is None else round(b.comm.share, 4),
+                },
+            }
+        )
     return out
 
 
@@ -330,6 +372,8 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
             row.append(f" {share * 100:5.1f}%")
             console.print(row)
 
+    _print_profiles(console, data["profiles"])
+
     events: dict[str, int] = data["events"]
     if events:
         console.print(Text("\nevents: " + ", ".join(f"{k} {n}" for k, n in events.items()), style="bold"))
@@ -359,3 +403,37 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
                 console.print(Text(f"           → {f.remedy}", style="dim"))
     else:
         console.print(Text("\nno problems found", style="green"))
+
+
+def _pct(share: float) -> str:
+    return f"{share * 100:.1f}%"
+
+
+def _print_profiles(console: Console, profiles: list[dict[str, Any]]) -> None:
+    """Each profiler report: its heaviest rows (they nest, so shares overlap) and the phase split."""
+    for p in profiles:
+        head = Text(f"\nprofiler report: {p['title']}", style="bold")
+        head.append(f" ({p['kind']}" + (f", step {p['step']}" if p["step"] is not None else "") + ")", style="dim")
+        console.print(head)
+        if p["top"]:
+            basis = f", share {p['basis']}" if p["basis"] else ""
+            console.print(Text(f"  top rows by total time{basis} (rows nest: shares overlap)", style="dim"))
+            width = max(len(r["name"]) for r in p["top"]) + 2
+            for r in p["top"]:
+                row = Text(f"    {r['name']:<{width}} {fmt_seconds(float(r['total_s'])):>9}")
+                if r["share"] is not None:
+                    row.append(f"  {_pct(r['share']):>6}")
+                console.print(row)
+        phases = p["phases"]
+        if phases:
+            console.print(Text(f"  phases, share {phases['basis']}", style="dim"))
+            width = max(len(n) for n in phases["share"]) + 2
+            for name, share in phases["share"].items():
+                row = Text(f"    {name:<{width}} ")
+                row.append(_bar(share).ljust(BAR_WIDTH), style="cyan")
+                row.append(f" {_pct(share):>6}")
+                console.print(row)
+            if phases["comm_share"] is not None:
+                console.print(
+                    Text(f"    collectives {_pct(phases['comm_share'])} inside the phases above", style="dim")
+                )
