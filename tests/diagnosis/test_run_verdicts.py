@@ -172,3 +172,21 @@ def test_seed004_validation_loss_rising_while_training_falls_is_overfitting(tmp_
 def test_a_healthy_run_is_not_overfitting(tmp_path: Path) -> None:
     data = _summary(_copy(SAMPLES / "mmengine__runner_cpu_healthy.log", tmp_path / "mm.log"))
     assert not [f for f in data["findings"] if f["kind"] == "overfitting"]
+
+
+def test_hf_trainer_bar_gives_step_total_and_pace(tmp_path: Path) -> None:
+    # The LMSYS slice: five loss dicts and the bar `199/8264 [23:31<16:19:14, 7.29s/it]`, no banner.
+    log = _copy(SAMPLES / "hf_trainer__lmsys_slice1_buffered_burst.log", tmp_path / "hf.log", age_s=60)
+    got = _summary(log)
+    assert (max(got["last_step"].values()), got["total_steps"]) == (200, 8264)
+    assert abs(got["sec_per_step"] - 7.0) < 0.5
+    assert got["status"] == "running" and got["eta_s"] > 8000 * 6
+    code, line = _run("check", str(log))
+    assert code == 0 and "step 200 of 8264" in line and "UNKNOWN" not in line.upper()
+
+
+def test_composer_token_budget_is_not_a_step_total(tmp_path: Path) -> None:
+    log = _copy(SAMPLES / "composer__awsome_distributed_mpt7b.log", tmp_path / "c.log", age_s=60)
+    code, line = _run("check", str(log))
+    assert "of 300000000" not in line and "of 300,000,000 " not in line.replace("budget", "")
+    assert _summary(log)["total_steps"] is None

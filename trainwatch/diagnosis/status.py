@@ -34,7 +34,7 @@ from trainwatch.diagnosis.events import (
     root_cause_event,
 )
 from trainwatch.diagnosis.segments import current_keys, superseded
-from trainwatch.diagnosis.window import fmt_seconds, median, recent_values
+from trainwatch.diagnosis.window import fmt_seconds, median, pace_s
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store, key_order
 
@@ -112,7 +112,7 @@ def cadence(store: Store, key: RankKey) -> Cadence:
         if a.step is not None and b.step is not None and b.step > a.step
     ]
     steps_per_record = median(deltas) if deltas else 1.0
-    step_time = median(recent_values(store.series.get(key.series_key("metric", "step_time_s")), 64))
+    step_time = pace_s(store.series.get(key.series_key("metric", "step_time_s")))
     sec_per_step = median(rates) if rates else step_time
     # Lines without timestamps between timed ones (Megatron's iteration lines between DeepSpeed's
     # timed `step=` lines) still arrive at the log interval: pace x interval is the usual gap.

@@ -66,6 +66,15 @@ def recent_values(series: Series | None, n: int = RECENT, skip_warmup: bool = Tr
     return recent(series, n, skip_warmup)[1]
 
 
+PACE_WINDOW = 64  # step-time records the pace is the median of
+
+
+def pace_s(series: Series | None) -> float:
+    """The pace every screen shows: the median printed step time of the recent window (after
+    warm-up); nan when the log prints no step time."""
+    return median(recent_values(series, PACE_WINDOW))
+
+
 def fmt_seconds(s: float) -> str:
     """0.91 s, 38 ms, 14m, 6.2h: the precision a person reads at a glance."""
     if math.isnan(s):

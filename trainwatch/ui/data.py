@@ -16,6 +16,7 @@ from itertools import compress
 from operator import add, gt
 
 from trainwatch.diagnosis.clock import written_at
+from trainwatch.diagnosis.window import pace_s
 from trainwatch.records import Event
 from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
@@ -421,13 +422,11 @@ def progress(store: Store) -> Progress:
         key = max(store.latest_step, key=lambda k: store.latest_step[k])
         step = store.latest_step[key]
         total = store.total_steps
-        series = store.get_series(key.source, key.rank, "step_time_s", host=key.host)
-        recent = list(series.values[-20:]) if series is not None else []
+        pace = pace_s(store.get_series(key.source, key.rank, "step_time_s", host=key.host))
         obs = list(store.observations.get(key, ()))
     per_step = None
-    good = [v for v in recent if not math.isnan(v) and v > 0]
-    if good:
-        per_step = statistics.median(good)
+    if not math.isnan(pace) and pace > 0:
+        per_step = pace
     else:
         timed = [o for o in obs if o.step is not None and not math.isnan(o.log_time)]
         if len(timed) >= 2 and timed[-1].step != timed[0].step:
