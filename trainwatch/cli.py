@@ -38,15 +38,19 @@ class DefaultGroup(click.Group):
         try:
             return super().parse_args(ctx, args)
         except click.ClickException as exc:
-            exc.message = printable(exc.message)
-            raise
+            raise _printable_error(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:  # a subcommand's options and arguments
-            exc.message = printable(exc.message)
-            raise
+            raise _printable_error(exc) from None
+
+
+def _printable_error(exc: click.ClickException) -> click.ClickException:
+    """The same error, its message `printable` (Click shows it with its usage line and hint)."""
+    exc.message = printable(exc.message)  # type: ignore[misc]  # Final in Click's stubs; set once here
+    return exc
 
 
 F = TypeVar("F", bound=Callable[..., Any])
