@@ -29,7 +29,7 @@ from trainwatch.lines.sanitize import printable
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
-from trainwatch.sources.discover import NOT_REGULAR, SourceSpec, expand, has_magic, rediscover
+from trainwatch.sources.discover import NOT_REGULAR, STOPPED, SourceSpec, expand, has_magic, rediscover
 from trainwatch.sources.poll import PollClock
 from trainwatch.sources.stdin import StdinSource
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES, Ev, FileTail, TailEvent
@@ -306,8 +306,9 @@ class Pipeline:
         self._note_skipped(problems)
 
     def _note_skipped(self, problems: list[str]) -> None:
-        """A FIFO or device found in a directory or glob is not read: the dashboard's source
-        notes say so (on the first file read from that PATH), as they say a file is unreadable."""
+        """A FIFO or device found in a directory or glob is not read, a walk stopped at its bound:
+        the dashboard's source notes say so (on a file read from that PATH), as they say a file
+        is unreadable."""
         skipped: dict[str, list[str]] = {}  # reader -> the entries skipped under its PATH
         for problem in problems:
             path = problem.removesuffix(f": {NOT_REGULAR}")
@@ -322,6 +323,16 @@ class Pipeline:
             state = self.readers[name].state
             if not state.note:
                 state.note = printable(f"not read: {', '.join(paths)} (FIFOs and devices are not read)")
+        # A directory walk that met its depth or count bound: on a file from it that has no note yet.
+        for problem in problems:
+            if problem.endswith(STOPPED):
+                quiet = [
+                    r.state
+                    for r in self.readers.values()
+                    if r.spec.pattern and f" under {r.spec.pattern}: " in problem and not r.state.note
+                ]
+                if quiet:
+                    quiet[0].note = printable(problem)
 
     # -------------------------------------------------------------- plumbing
     def add_sink(self, sink: BatchSink) -> None:
