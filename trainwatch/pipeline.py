@@ -358,9 +358,9 @@ class Pipeline:
     def _label(self, name: str) -> str:
         """The name a source is shown and recorded under (store, records, every view): the path
         made `printable` once here, so no view can show its raw bytes. Two names that show
-        alike are told apart by the second one's escaped form."""
+        alike (`a<ESC>.log`, `a␛.log`) are told apart by the second one's escaped form."""
         label = printable(name)
-        if label != name and label in self.store.sources:
+        if any(reader.state.source == label for reader in self.readers.values()):
             label = ascii(name)
         return label
 

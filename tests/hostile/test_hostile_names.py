@@ -322,3 +322,18 @@ def test_dashboard_header_shows_a_single_file_name_on_its_first_draw(hostile: Pa
     out, status = _walk_dashboard([str(hostile / A)], [], A_SHOWN)
     assert A_SHOWN in inert(out, terminal=True)
     assert status == 0
+
+
+def test_two_names_that_would_show_alike_stay_two_sources(tmp_path: Path) -> None:
+    """`a<ESC>.log` and `a␛.log` (a real picture character) show alike: the second one read (in
+    name order) is named by its escaped form, and neither's lines land in the other's source."""
+    from trainwatch.pipeline import Pipeline
+
+    shutil.copyfile(SAMPLE, tmp_path / "a\x1b.log")
+    shutil.copyfile(SAMPLE, tmp_path / "a␛.log")
+    pipeline = Pipeline([str(tmp_path)])
+    pipeline.read_to_end()
+    names = set(pipeline.store.sources)
+    assert names == {f"{tmp_path}/a␛.log", f"'{tmp_path}/a\\u241b.log'"}
+    assert all(FORBIDDEN.search(n) is None for n in names)
+    assert {s.lines for s in pipeline.store.sources.values()} == {74}
