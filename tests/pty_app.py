@@ -53,3 +53,32 @@ def reap(pid: int, fd: int) -> int | None:
         return None
     finally:
         os.close(fd)
+
+
+def read_until(fd: int, out: bytearray, needle: bytes, seconds: float) -> bool:
+    """Collect output until `needle` is in it (True), or `seconds` passed or the child closed
+    the terminal (False)."""
+    deadline = time.monotonic() + seconds
+    while needle not in out and time.monotonic() < deadline:
+        if not read_available(fd, out, 0.2):
+            return needle in out
+    return needle in out
+
+
+def run_to_exit(
+    args: list[str], rows: int, cols: int, env: Mapping[str, str], drop: Iterable[str] = (), seconds: float = 60
+) -> tuple[bytes, int | None]:
+    """A command that ends by itself (summary, check, export) in a pty: all it wrote, and its
+    exit code (None: still running after `seconds`, then killed)."""
+    pid, fd = spawn(args, rows, cols, env, drop)
+    out = bytearray()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and read_available(fd, out, 0.2):
+        pass
+    while time.monotonic() < deadline:  # the terminal is closed: the child is ending
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            os.close(fd)
+            return bytes(out), os.waitstatus_to_exitcode(raw)
+        time.sleep(0.05)
+    return bytes(out), reap(pid, fd)

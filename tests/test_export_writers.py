@@ -71,3 +71,21 @@ def test_host_and_attempt_are_written_only_when_known() -> None:
     plain, extended = (json.loads(line) for line in out.getvalue().splitlines())
     assert "host" not in plain and "attempt" not in plain
     assert extended["host"] == "worker-1" and extended["attempt"] == 1
+
+
+def test_what_reaches_a_terminal_holds_no_control() -> None:
+    """Writers are the last step before a terminal: a name or text that reached them raw (the
+    pipeline already shows names so) is still written inert — JSONL as the same data escaped,
+    CSV shown."""
+    name = "\x1b]52;c;cHduZWQ=\x07\x9b2J\u202ex.log"
+    step = Step(name, 0, 1, None, 3, {"loss": 2.5})
+    event = Event(name, 0, 1, None, 4, "traceback", "error", "boom \x9d0;T\x9c", {})
+    out = io.StringIO()
+    JsonlWriter(out).write([step, event])
+    assert all(c not in out.getvalue() for c in "\x1b\x07\x9b\x9d\x9c\u202e")
+    assert [json.loads(line)["source"] for line in out.getvalue().splitlines()] == [name, name]
+    out = io.StringIO()
+    w = CsvWriter(out)
+    w.write([step])
+    w.close()
+    assert list(csv.reader(io.StringIO(out.getvalue())))[1][0] == "␛]52;c;cHduZWQ=␇\\x9b2J\\u202ex.log"

@@ -179,3 +179,25 @@ def test_seed001_torch_profiler_report_in_summary() -> None:
 
 def test_no_profiles_key_is_an_empty_list() -> None:
     assert _summary(seed("002"))["profiles"] == []
+
+
+def test_print_summary_shows_control_characters_instead_of_writing_them() -> None:
+    """The report's console is the last step before the terminal: a name that reached the store
+    raw (the pipeline already shows names so) is still shown, never sent, with its styling kept."""
+    import io
+
+    from rich.console import Console
+
+    from trainwatch.records import Step
+    from trainwatch.store.store import Store
+
+    store = Store()
+    name = "\x1b]0;T\x07[bold]\x9b2J\u202ex.log"
+    store.source(name)
+    store.add_many([Step(name, None, 7, "2024-02-20T10:00:00", 1, {"loss": 2.5})])
+    out = io.StringIO()
+    print_summary(store, console=Console(file=out, force_terminal=True, color_system="256", width=200))
+    styled = out.getvalue()
+    assert "source ␛]0;T[bold]\\x9b2J\\u202ex.log: " in styled  # (a rich Text drops BEL itself)
+    assert "\x1b]" not in styled and "\x07" not in styled and "\x9b" not in styled and "\u202e" not in styled
+    assert "\x1b[1;" in styled  # its own styling (the bold status) is still there

@@ -16,7 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from trainwatch import __version__
+from trainwatch.lines.sanitize import json_safe, printable
 from trainwatch.pipeline import Pipeline
+from trainwatch.stderr import warn
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
 
 EXIT_USAGE = 2
@@ -24,21 +26,38 @@ COMMANDS = ("summary", "export", "check", "demo", "formats", "serve", "watch")
 
 
 class DefaultGroup(click.Group):
-    """`trainwatch PATH...` means `trainwatch watch PATH...`."""
+    """`trainwatch PATH...` means `trainwatch watch PATH...`. Click's own errors quote what the
+    user passed (`-o DIR`: "'DIR' is a directory"), which may be a hostile name that tab
+    completion filled in: their message is made `printable` before Click prints it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version", "--debug"):
             args = ["watch", *args]
         elif len(args) > 1 and args[0] == "--debug" and args[1] not in self.commands:
             args = ["--debug", "watch", *args[1:]]
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.ClickException as exc:
+            raise _printable_error(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:  # a subcommand's options and arguments
+            raise _printable_error(exc) from None
+
+
+def _printable_error(exc: click.ClickException) -> click.ClickException:
+    """The same error, its message `printable` (Click shows it with its usage line and hint)."""
+    exc.message = printable(exc.message)  # type: ignore[misc]  # Final in Click's stubs; set once here
+    return exc
 
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _fail(message: str) -> None:
-    click.echo(f"trainwatch: {message}", err=True)
+    warn(message)
     sys.exit(EXIT_USAGE)
 
 
@@ -58,7 +77,7 @@ def _use_patterns(_ctx: click.Context, _param: click.Parameter, value: str | Non
         try:
             load_patterns(implicit)
         except ValueError as exc:
-            click.echo(f"trainwatch: ignoring user patterns: {exc}", err=True)
+            warn(f"ignoring user patterns: {exc}")
     return value
 
 
@@ -80,7 +99,7 @@ def _pipeline_for_reading(paths: tuple[str, ...]) -> Pipeline:
         if problem.endswith("no such file"):
             _fail(problem)
     for problem in pipeline.problems:
-        click.echo(f"trainwatch: {problem}", err=True)
+        warn(problem)
     if not pipeline.readers:
         _fail("nothing to read")
     return pipeline
@@ -120,7 +139,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
     """Open the live dashboard on PATHS (files, directories, globs, or - for stdin)."""
     if not sys.stdout.isatty():
-        click.echo("trainwatch: stdout is not a terminal; printing the summary instead of the dashboard", err=True)
+        warn("stdout is not a terminal; printing the summary instead of the dashboard")
         ctx.invoke(summary, paths=paths, as_json=False)
         return
     from trainwatch.ui.app import run_dashboard
@@ -141,7 +160,7 @@ def summary(paths: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         import json
 
-        click.echo(json.dumps(summary_json(pipeline.store), indent=2, ensure_ascii=False))
+        click.echo(json_safe(json.dumps(summary_json(pipeline.store), indent=2, ensure_ascii=False)))
     else:
         print_summary(pipeline.store)
 
@@ -163,7 +182,7 @@ def check(paths: tuple[str, ...], stall_after: float | None) -> None:
     pipeline = _pipeline_for_reading(paths)
     pipeline.read_to_end()
     code, line = check_line(pipeline.store, stall_after=stall_after)
-    click.echo(line)
+    click.echo(printable(line))
     sys.exit(code)
 
 
@@ -198,7 +217,7 @@ def export(
         return
     pipeline = Pipeline(list(paths), sink=writer.write, poll_interval=poll_interval, force_poll=poll)
     for problem in pipeline.problems:
-        click.echo(f"trainwatch: {problem}", err=True)
+        warn(problem)
     stop = threading.Event()
 
     def _stop(_signum: int, _frame: Any) -> None:
@@ -226,15 +245,16 @@ def demo(speed: float) -> None:
 @main.command()
 def formats() -> None:
     """List the log formats trainwatch recognises."""
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from trainwatch.parsers.registry import parser_classes
+    from trainwatch.views.safe_console import safe_console
 
     table = Table("name", "format", "example", box=None, highlight=False)
-    for cls in parser_classes():
-        table.add_row(cls.name, cls.title, cls.example)
-    Console(highlight=False).print(table)
+    for cls in parser_classes():  # user patterns name their own formats: text, never markup
+        table.add_row(Text(cls.name), Text(cls.title), Text(cls.example))
+    safe_console(highlight=False).print(table)
 
 
 @main.command()
@@ -261,7 +281,5 @@ def run() -> None:
     except Exception as exc:
         if debug:
             raise
-        click.echo(
-            f"trainwatch: internal error: {exc.__class__.__name__}: {exc} (run with --debug for details)", err=True
-        )
+        warn(f"internal error: {exc.__class__.__name__}: {exc} (run with --debug for details)")
         sys.exit(EXIT_USAGE)

@@ -25,10 +25,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from trainwatch.lines.assembler import Kind, Line, LineAssembler
+from trainwatch.lines.sanitize import printable
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
-from trainwatch.sources.discover import NOT_REGULAR, SourceSpec, expand, has_magic, rediscover
+from trainwatch.sources.discover import NOT_REGULAR, STOPPED, SourceSpec, expand, has_magic, rediscover
 from trainwatch.sources.poll import PollClock
 from trainwatch.sources.stdin import StdinSource
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES, Ev, FileTail, TailEvent
@@ -66,7 +67,7 @@ class SourceReader:
         self._sink = sink
         self._batch: list[Record] = []
         self.assemblers: dict[int, LineAssembler] = {}
-        self.parser = SourceParser(spec.name, new_parsers(), self._batch.append, path=spec.path)
+        self.parser = SourceParser(state.source, new_parsers(), self._batch.append, path=spec.path)
         self.tail = FileTail(spec.path) if spec.path is not None else None
         self.stdin: StdinSource | None = None
         self._wake = wake
@@ -305,8 +306,9 @@ class Pipeline:
         self._note_skipped(problems)
 
     def _note_skipped(self, problems: list[str]) -> None:
-        """A FIFO or device found in a directory or glob is not read: the dashboard's source
-        notes say so (on the first file read from that PATH), as they say a file is unreadable."""
+        """A FIFO or device found in a directory or glob is not read, a walk stopped at its bound:
+        the dashboard's source notes say so (on a file read from that PATH), as they say a file
+        is unreadable."""
         skipped: dict[str, list[str]] = {}  # reader -> the entries skipped under its PATH
         for problem in problems:
             path = problem.removesuffix(f": {NOT_REGULAR}")
@@ -320,7 +322,17 @@ class Pipeline:
         for name, paths in skipped.items():
             state = self.readers[name].state
             if not state.note:
-                state.note = f"not read: {', '.join(paths)} (FIFOs and devices are not read)"
+                state.note = printable(f"not read: {', '.join(paths)} (FIFOs and devices are not read)")
+        # A directory walk that met its depth or count bound: on a file from it that has no note yet.
+        for problem in problems:
+            if problem.endswith(STOPPED):
+                quiet = [
+                    r.state
+                    for r in self.readers.values()
+                    if r.spec.pattern and f" under {r.spec.pattern}: " in problem and not r.state.note
+                ]
+                if quiet:
+                    quiet[0].note = printable(problem)
 
     # -------------------------------------------------------------- plumbing
     def add_sink(self, sink: BatchSink) -> None:
@@ -336,18 +348,27 @@ class Pipeline:
         if spec.name in self.readers:
             return None
         with self.store.lock:
-            state = self.store.source(spec.name)
+            state = self.store.source(self._label(spec.name))
         reader = SourceReader(spec, self._sink, state, self._wake.set, bulk_ok=lambda: not self._sinks)
         self.readers[spec.name] = reader
         if self._following:
             self._set_mode(reader)
         return reader
 
+    def _label(self, name: str) -> str:
+        """The name a source is shown and recorded under (store, records, every view): the path
+        made `printable` once here, so no view can show its raw bytes. Two names that show
+        alike (`a<ESC>.log`, `a␛.log`) are told apart by the second one's escaped form."""
+        label = printable(name)
+        if any(reader.state.source == label for reader in self.readers.values()):
+            label = ascii(name)
+        return label
+
     def _drop(self, name: str) -> None:
         reader = self.readers.pop(name)
         reader.close()
         with self.store.lock:
-            self.store.sources.pop(name, None)
+            self.store.sources.pop(reader.state.source, None)
             self.store.version += 1
 
     def _known_copy(self, path: str) -> bool:

@@ -271,3 +271,7 @@ def test_symlink_loops_deep_nesting_and_unreadable_entries(tmp_path: Path) -> No
     assert proc.returncode == 0
     summary = json.loads(proc.stdout)
     assert summary["last_step"].get("0") == 5 and summary["last_step"].get("1") == 5
+    # rank 9, beyond the bound, is not read, and that is said once
+    assert "9" not in summary["last_step"]
+    assert proc.stderr.count("stopped at depth") == 1
+    assert f"trainwatch: stopped at depth 12 under {root}: deeper files are not followed" in proc.stderr.splitlines()

@@ -1,4 +1,5 @@
-"""Nothing a log says can act on the terminal: every line is made inert at ingest.
+"""Nothing a log says can act on the terminal: every line is made inert at ingest; every other
+untrusted string (a file name, a message quoting one) is made `printable` on its way out.
 
 The sequences below are the ones terminals act on (xterm ctlseqs): OSC 52 writes the
 clipboard, OSC 0/2 set the window title, OSC 8 makes hyperlinks, DCS/APC/SOS/PM carry
@@ -8,6 +9,7 @@ payloads, CSI moves the cursor or clears the screen, and their 8-bit C1 forms
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -15,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trainwatch.lines.assembler import LineAssembler
-from trainwatch.lines.sanitize import sanitize
+from trainwatch.lines.sanitize import json_safe, printable, sanitize
 
 # What must never leave the sanitizer: ESC, every C0 control but tab, DEL, every C1 control,
 # and the bidi embeddings/overrides/isolates that reorder what a viewer sees.
@@ -160,3 +162,70 @@ def test_osc52_split_across_chunks_is_removed() -> None:
     for i in range(len(raw)):
         out += asm.feed(raw[i : i + 1])
     assert [line.text for line in out] == ["iteration 1 | lm loss 2.0 |"]
+
+
+# ------------------------------------------------------------- printable: names and messages
+# The gate for every untrusted string other than a log line: nothing is dropped, every unsafe
+# character is shown. Lone surrogates are how Python holds a file name's undecodable bytes.
+_ANY = st.text(alphabet=st.characters(blacklist_categories=())) | st.text(
+    alphabet=st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF) | st.sampled_from(["\x1b", "\x9b", "\u202e"])
+)
+
+
+@given(_ANY)
+@settings(max_examples=400, deadline=None)
+def test_printable_leaves_no_control_and_can_be_written_as_utf8(text: str) -> None:
+    out = printable(text)
+    assert FORBIDDEN.search(out) is None
+    out.encode("utf-8")  # no lone surrogate left: it would be written back as the raw byte
+
+
+@given(_PRINTABLE)
+@settings(max_examples=200, deadline=None)
+def test_printable_keeps_printable_text(text: str) -> None:
+    assert printable(text) == text
+
+
+# Without the stand-ins' own characters (backslash, the control pictures) in the input, two
+# different names are never shown alike.
+_NAMES = st.text(
+    alphabet=st.characters(
+        blacklist_characters="\\" + "".join(map(chr, range(0x2400, 0x2422))), blacklist_categories=()
+    )
+)
+
+
+@given(_NAMES, _NAMES)
+@settings(max_examples=300, deadline=None)
+def test_two_names_are_never_shown_alike(a: str, b: str) -> None:
+    if a != b:
+        assert printable(a) != printable(b)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x1b]52;c;cHduZWQ=\x07x.log", "␛]52;c;cHduZWQ=␇x.log"),  # OSC 52 clipboard write
+        ("\x1b]0;T\x07y.log", "␛]0;T␇y.log"),  # title change
+        ("\x1b[2J\x1b[10;20Hz.log", "␛[2J␛[10;20Hz.log"),  # clear screen, cursor move
+        ("\x9b31m\x9d0;T\x9c.log", "\\x9b31m\\x9d0;T\\x9c.log"),  # 8-bit CSI, OSC, ST
+        ("file\u202egol.exe", "file\\u202egol.exe"),  # bidi override
+        ("a\nb\rc\x00d\x7fe", "a␊b␍c␀d␡e"),  # a second line faked in a message, NUL, DEL
+        ("\udc9b31m.log", "\\x9b31m.log"),  # raw byte 0x9b in a name (not UTF-8)
+        ("[bold red]x[/] [link=evil.example]", "[bold red]x[/] [link=evil.example]"),  # markup: a Text matter
+        ("tab\there", "tab\there"),
+    ],
+)
+def test_printable_shows_what_it_replaces(raw: str, shown: str) -> None:
+    assert printable(raw) == shown
+
+
+@given(_ANY)
+@settings(max_examples=300, deadline=None)
+def test_json_safe_is_the_same_data_without_a_raw_control(text: str) -> None:
+    data = {"source": text, "lines": [text, 1]}
+    for indent in (None, 2):
+        encoded = json_safe(json.dumps(data, ensure_ascii=False, indent=indent))
+        assert FORBIDDEN.search(encoded.replace("\n", "")) is None
+        encoded.encode("utf-8")
+        assert json.loads(encoded) == data

@@ -1,8 +1,16 @@
-"""Make untrusted log text inert, once, at ingest.
+"""What may reach a terminal: untrusted text made inert, in one place.
 
-Terminals act on escape sequences (OSC 52 clipboard writes, title changes, cursor moves);
-Rich/Textual pass most of them through. Everything downstream of this module may assume
-text holds printable characters and tabs only.
+Terminals act on escape sequences (OSC 52 clipboard writes, title changes, cursor moves) and
+on 8-bit C1 controls; bidi overrides reorder what a reader sees. Rich and Textual pass most of
+them through. Two entry points share one definition of what is unsafe (`UNSAFE`):
+
+- `sanitize`: a log line at ingest. It becomes what a terminal would have shown (colour codes
+  and other sequences dropped whole, backspaces applied), so parsers read clean text.
+- `printable`: any other untrusted string on its way out (file and directory names, glob
+  matches, host labels, messages quoting them). Nothing is dropped: each unsafe character is
+  shown as a visible stand-in (ESC as `␛`, 0x9b as `\x9b`), so two names stay distinguishable.
+
+Everything downstream of either may assume text holds printable characters and tabs only.
 """
 
 from __future__ import annotations
@@ -22,9 +30,10 @@ _SEQUENCES = re.compile(
     """,
     re.X,
 )
-# Remaining C0/C1 controls (tab kept), DEL, and bidi overrides that reorder what is shown.
-_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_NEEDS_WORK = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 controls (tab kept), DEL, C1 controls, the bidi embeddings/overrides/isolates that reorder
+# what is shown, and lone surrogates (the undecodable bytes of a file name, which would be
+# written back as raw bytes: 0x9b alone is a CSI).
+UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _overstrike(text: str) -> str:
@@ -44,14 +53,53 @@ def _overstrike(text: str) -> str:
 
 
 def sanitize(text: str) -> str:
-    """Printable text only: escape sequences removed, backspaces applied, controls dropped."""
-    if not _NEEDS_WORK.search(text):
+    """A log line as a terminal would show it: escape sequences removed, backspaces applied,
+    controls dropped."""
+    if not UNSAFE.search(text):
         return text
     text = _SEQUENCES.sub("", text)
     if "\b" in text:
         text = _overstrike(text)
-    return _CONTROLS.sub("", text)
+    return UNSAFE.sub("", text)
 
 
 def needs_sanitizing(text: str) -> bool:
-    return _NEEDS_WORK.search(text) is not None
+    return UNSAFE.search(text) is not None
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control pictures: ␛ ␇ ␊ ...
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # an undecodable byte of a file name, as that byte
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """`text` safe to write to a terminal, with every unsafe character shown, never dropped:
+    the one gate for untrusted strings other than log lines (those get `sanitize` at ingest)."""
+    if not UNSAFE.search(text):
+        return text
+    return UNSAFE.sub(_stand_in, text)
+
+
+def printable_lines(text: str) -> str:
+    """`printable` for a message of several lines (a usage error): the line breaks are kept."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def json_safe(encoded: str) -> str:
+    """JSON text (from `json.dumps(..., ensure_ascii=False)`) with the unsafe characters JSON
+    leaves raw (DEL, C1, bidi, surrogates) written as `\\uXXXX` escapes: the same data, inert."""
+    if not UNSAFE.search(encoded):
+        return encoded
+    return UNSAFE.sub(_json_escape, encoded)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    # JSON writes a newline inside a string as `\n`: a raw one is the layout of indented JSON.
+    ch = match.group()
+    return ch if ch == "\n" else f"\\u{ord(ch):04x}"

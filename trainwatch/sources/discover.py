@@ -3,7 +3,8 @@
 A PATH is a file, a directory (every log-like file under it, recursively), a glob, or `-`.
 Discovery never opens anything: FIFOs, sockets and devices are skipped by `stat` (and each
 one is reported: a `mkfifo logs/pipe` someone expected to be read is not silently ignored),
-symlink loops are cut by tracking real paths, and depth and count are bounded.
+symlink loops are cut by tracking real paths, and depth and count are bounded (a walk that
+meets a bound says so).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".stdout", ".stderr")
 MAX_DEPTH = 12
 MAX_FILES = 4096
 NOT_REGULAR = "not a regular file (FIFOs and devices are not read)"
+# How a walk that met its depth or count bound ends what it says.
+DEEPER_NOT_FOLLOWED = "deeper files are not followed"
+MORE_NOT_READ = "more files are not read"
+STOPPED = (DEEPER_NOT_FOLLOWED, MORE_NOT_READ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +60,18 @@ def _special(path: str) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def walk_logs(root: str, limit: int = MAX_FILES, skipped: list[str] | None = None) -> list[str]:
+def walk_logs(
+    root: str, limit: int = MAX_FILES, skipped: list[str] | None = None, stopped: list[str] | None = None
+) -> list[str]:
     """Log-like regular files under root, sorted, symlink loops cut; FIFOs, sockets and
-    devices (whatever their name) are not read, and listed in `skipped` when given."""
+    devices (whatever their name) are not read, and listed in `skipped` when given. A walk
+    that meets its depth or count bound says so once in `stopped`: files it leaves out are
+    not missing in silence."""
     found: list[str] = []
     seen_dirs: set[str] = set()
+    bounds: dict[str, str] = {}  # which bound was met -> what to say
 
     def visit(directory: str, depth: int) -> None:
-        if depth > MAX_DEPTH or len(found) >= limit:
-            return
         real = os.path.realpath(directory)
         if real in seen_dirs:
             return
@@ -73,21 +81,31 @@ def walk_logs(root: str, limit: int = MAX_FILES, skipped: list[str] | None = Non
         except OSError:
             return
         for entry in entries:
-            if len(found) >= limit:
+            if "count" in bounds:
                 return
             try:
                 if entry.is_dir(follow_symlinks=True):
-                    if not entry.name.startswith("."):
+                    if entry.name.startswith("."):
+                        continue
+                    if depth < MAX_DEPTH:
                         visit(entry.path, depth + 1)
+                    elif os.path.realpath(entry.path) not in seen_dirs:
+                        bounds.setdefault("depth", f"stopped at depth {MAX_DEPTH} under {root}: {DEEPER_NOT_FOLLOWED}")
                 elif entry.is_file(follow_symlinks=True):
-                    if is_log_like(entry.name):
-                        found.append(entry.path)
+                    if not is_log_like(entry.name):
+                        continue
+                    if len(found) >= limit:
+                        bounds["count"] = f"stopped after {limit} files under {root}: {MORE_NOT_READ}"
+                        return
+                    found.append(entry.path)
                 elif skipped is not None and _special(entry.path):
                     skipped.append(entry.path)
             except OSError:
                 continue
 
     visit(root, 0)
+    if stopped is not None:
+        stopped += bounds.values()
     return found
 
 
@@ -115,8 +133,10 @@ def expand(paths: list[str]) -> tuple[list[SourceSpec], list[str]]:
             add(SourceSpec("-", None))
         elif os.path.isdir(raw):
             skipped: list[str] = []
-            files = walk_logs(raw, skipped=skipped)
+            stopped: list[str] = []
+            files = walk_logs(raw, skipped=skipped, stopped=stopped)
             problems += [f"{path}: {NOT_REGULAR}" for path in skipped]
+            problems += stopped
             if not files:
                 problems.append(f"{raw}: no log files in this directory yet")
             for f in files:

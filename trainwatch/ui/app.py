@@ -29,6 +29,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Log, Static, TabbedContent, TabPane
 
 from trainwatch.pipeline import Pipeline
+from trainwatch.stderr import warn
 from trainwatch.store.store import Store
 from trainwatch.ui import data
 from trainwatch.ui.clock import Clock
@@ -602,7 +603,7 @@ def run_dashboard(paths: list[str], poll: bool = False, poll_interval: float | N
     app = TrainwatchApp(paths, poll=poll, poll_interval=poll_interval)
     if app.pipeline is not None and not app.pipeline.readers:
         for problem in app.pipeline.problems:
-            print(f"trainwatch: {problem}", file=sys.stderr)
+            warn(problem)
     app.run()
 
 

@@ -1,4 +1,7 @@
-"""`trainwatch export`: records as JSONL or CSV, per the contract."""
+"""`trainwatch export`: records as JSONL or CSV, per the contract.
+
+Either may be written to a terminal: JSONL escapes what JSON leaves raw (`json_safe`, the same
+data), CSV shows it (`printable`; source names are already shown so by the pipeline)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import TextIO
 
+from trainwatch.lines.sanitize import json_safe, printable
 from trainwatch.records import Record, Step, json_number, to_dict
 
 FORMATS = ("jsonl", "csv")
@@ -22,7 +26,7 @@ class JsonlWriter:
         self.count = 0
 
     def write(self, records: Iterable[Record]) -> None:
-        lines = [json.dumps(to_dict(r), ensure_ascii=False, separators=(", ", ": ")) for r in records]
+        lines = [json_safe(json.dumps(to_dict(r), ensure_ascii=False, separators=(", ", ": "))) for r in records]
         if lines:
             self.out.write("\n".join(lines) + "\n")
             self.out.flush()
@@ -38,7 +42,7 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         v = json_number(value)
         return v if isinstance(v, str) else repr(v)
-    return str(value)
+    return printable(str(value))
 
 
 class CsvWriter:
@@ -74,10 +78,10 @@ class CsvWriter:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         if header:
-            w.writerow(CSV_FIXED + self.columns)
+            w.writerow(CSV_FIXED + [printable(c) for c in self.columns])
         for s in steps:
             w.writerow(
-                [s.source, _cell(s.rank), _cell(s.step), _cell(s.time), s.line]
+                [_cell(s.source), _cell(s.rank), _cell(s.step), _cell(s.time), s.line]
                 + [_cell(s.metrics.get(name)) for name in self.columns]
             )
             self.count += 1

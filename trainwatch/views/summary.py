@@ -37,6 +37,7 @@ from trainwatch.diagnosis.window import fmt_duration, fmt_seconds, fmt_value
 from trainwatch.names import CONTRACT_METRIC_ORDER
 from trainwatch.records import json_number
 from trainwatch.store.store import RankKey, Store
+from trainwatch.views.safe_console import printing_safely
 
 NO_RANK = "-"
 STATE_STYLE = {
@@ -294,6 +295,11 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
         console = Console(highlight=False)
         # Piped (grep, cron mail): one finding per line, never hard-wrapped at 80 columns.
         console.soft_wrap = not console.is_terminal
+    with printing_safely(console):
+        _print_report(store, console, now)
+
+
+def _print_report(store: Store, console: Console, now: float | None) -> None:
     data = summary_json(store, now)
     status = run_status(store, now)
     found = findings(store, now, status=status)

@@ -13,6 +13,7 @@ import plotext as plt
 from rich.text import Text
 from textual.widget import Widget
 
+from trainwatch.lines.sanitize import printable
 from trainwatch.store.store import Store
 from trainwatch.ui.data import (
     MAX_RANK_LINES,
@@ -272,7 +273,7 @@ class Chart(Widget):
                 x_label=inputs.x_label,
             )
         except Exception as exc:  # a plotting corner case must not take the dashboard down
-            self._plot = Text(f"cannot draw this chart: {exc.__class__.__name__}: {exc}", style="dim")
+            self._plot = Text(printable(f"cannot draw this chart: {exc.__class__.__name__}: {exc}"), style="dim")
         self._legend = legend(inputs.traces, self.metric, inputs.options.smoothing)
         self.renders += 1
 

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Log, Static
 
+from trainwatch.lines.sanitize import printable
 from trainwatch.store.store import SourceState, Store
 from trainwatch.ui.linereader import read_context
 
@@ -303,7 +304,7 @@ class LogPane(Vertical):
         try:
             lines = read_context(path, line)
         except OSError as exc:
-            lines = [(line, f"cannot read {path}: {exc.strerror}")]
+            lines = [(line, printable(f"cannot read {path}: {exc.strerror}"))]
         self.app.call_from_thread(self._show_context, lines, line)
 
     def _show_context(self, lines: Lines, line: int) -> None:
