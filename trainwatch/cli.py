@@ -252,7 +252,7 @@ def formats() -> None:
     from trainwatch.views.safe_console import safe_console
 
     table = Table("name", "format", "example", box=None, highlight=False)
-    for cls in parser_classes():  # user patterns name their own formats: text, never markup
+    for cls in parser_classes():  # examples are log text (`[rank3]:`, `:train:`): never markup or emoji codes
         table.add_row(Text(cls.name), Text(cls.title), Text(cls.example))
     safe_console(highlight=False).print(table)
 
