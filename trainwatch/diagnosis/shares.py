@@ -212,11 +212,12 @@ class TrendBucket:
 
 
 def _ordered(series: Series) -> tuple[Sequence[float], Sequence[float]]:
-    """Points sorted by step (a restarted run repeats steps; most logs are already in order)."""
+    """Points sorted by step (a restarted run repeats steps; most logs are already in order).
+    Points whose step the log did not say (NaN) have no place on a step axis and are left out."""
     steps, values = series.steps, series.values
-    if list(steps) == sorted(steps):
+    if math.isfinite(sum(steps)) and list(steps) == sorted(steps):
         return steps, values
-    pairs = sorted(zip(steps, values, strict=False))
+    pairs = sorted((s, v) for s, v in zip(steps, values, strict=False) if math.isfinite(s))
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
@@ -240,10 +241,13 @@ def phase_trend(store: Store, key: RankKey, buckets: int) -> tuple[list[str], li
         points = {}
         for name in names:
             s = store.series.get(key.series_key("phase", name))
-            if s is not None and len(s):
-                points[name] = _ordered(s)
+            ordered = _ordered(s) if s is not None and len(s) else None
+            if ordered is not None and len(ordered[0]):
+                points[name] = ordered
         st = store.series.get(key.series_key("metric", "step_time_s"))
         step_pts = _ordered(st) if st is not None and len(st) else None
+        if step_pts is not None and not len(step_pts[0]):
+            step_pts = None
     if not points:
         return [], []
     lo = min(p[0][0] for p in points.values())
