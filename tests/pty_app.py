@@ -55,6 +55,28 @@ def reap(pid: int, fd: int) -> int | None:
         os.close(fd)
 
 
+def quit_and_reap(pid: int, fd: int, out: bytearray, alive: bool, seconds: float) -> int | None:
+    """Press `q` (if the dashboard is still up), collect what it writes while it ends, and return
+    its exit code (None: still running `seconds` after `q`, then killed); closes the terminal."""
+    status: int | None = None
+    try:
+        if alive:
+            os.write(fd, b"q")
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                read_available(fd, out, 0.1)
+                done, raw = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status = os.waitstatus_to_exitcode(raw)
+                    break
+    finally:
+        if status is None:
+            status = reap(pid, fd)
+        else:
+            os.close(fd)
+    return status
+
+
 def read_until(fd: int, out: bytearray, needle: bytes, seconds: float) -> bool:
     """Collect output until `needle` is in it (True), or `seconds` passed or the child closed
     the terminal (False)."""

@@ -40,7 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pty_app import read_available, reap, run_to_exit, spawn
+from pty_app import quit_and_reap, read_available, reap, run_to_exit, spawn
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "hostile__megatron_osc52_title_markup.log"
 NOT_READ = "not a regular file (FIFOs and devices are not read)"
@@ -259,7 +259,7 @@ def _walk_dashboard(
     status."""
     pid, fd = spawn(args, ROWS, COLS, TERMINAL, drop=DROP)
     out = bytearray()
-    status: int | None = None
+    alive = False
     try:
         alive = _wait_shown(fd, out, first, 30)
         if live is not None:
@@ -269,21 +269,10 @@ def _walk_dashboard(
         for key in keys:
             os.write(fd, key)
             alive = alive and read_available(fd, out, 0.8)
-        if alive:
-            os.write(fd, b"q")
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                read_available(fd, out, 0.1)
-                done, raw = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    status = os.waitstatus_to_exitcode(raw)
-                    break
-    finally:
-        if status is None:
-            status = reap(pid, fd)
-        else:
-            os.close(fd)
-    return bytes(out), status
+    except BaseException:
+        reap(pid, fd)
+        raise
+    return bytes(out), quit_and_reap(pid, fd, out, alive, 10)
 
 
 # Every tab; the log's next source (each name in its status line, the live lines at the end of

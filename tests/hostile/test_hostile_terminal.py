@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
-from pty_app import read_available, reap, spawn
+from pty_app import quit_and_reap, read_available, reap, spawn
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "hostile__megatron_osc52_title_markup.log"
 ROWS, COLS = 40, 120
@@ -44,7 +43,7 @@ def _run_dashboard(log: Path) -> tuple[bytes, int | None]:
     (None: still running 5 s after `q`, then killed)."""
     pid, fd = spawn([str(log)], ROWS, COLS, {"TERM": "xterm-256color"}, drop=("NO_COLOR", "TEXTUAL"))
     out = bytearray()
-    status: int | None = None
+    alive = False
     try:
         alive = read_available(fd, out, 4.0)
         os.write(fd, b"4")  # the raw log tab: every hostile line rendered as text
@@ -52,21 +51,10 @@ def _run_dashboard(log: Path) -> tuple[bytes, int | None]:
         with log.open("ab") as f:
             f.write(LIVE)
         alive = alive and read_available(fd, out, 2.5)
-        if alive:
-            os.write(fd, b"q")
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                alive = read_available(fd, out, 0.1) and alive
-                done, raw = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    status = os.waitstatus_to_exitcode(raw)
-                    break
-    finally:
-        if status is None:
-            status = reap(pid, fd)
-        else:
-            os.close(fd)
-    return bytes(out), status
+    except BaseException:
+        reap(pid, fd)
+        raise
+    return bytes(out), quit_and_reap(pid, fd, out, alive, 5)
 
 
 @pytest.fixture(scope="module")
