@@ -68,6 +68,7 @@ def quit_and_reap(pid: int, fd: int, out: bytearray, alive: bool, seconds: float
                 done, raw = os.waitpid(pid, os.WNOHANG)
                 if done:
                     status = os.waitstatus_to_exitcode(raw)
+                    _drain(fd, out, 2.0)
                     break
     finally:
         if status is None:
@@ -75,6 +76,14 @@ def quit_and_reap(pid: int, fd: int, out: bytearray, alive: bool, seconds: float
         else:
             os.close(fd)
     return status
+
+
+def _drain(fd: int, out: bytearray, seconds: float) -> None:
+    """Collect what an ended child left in the terminal's buffer (its last frame, cut where a
+    read happened to stop otherwise), until the terminal reports its end or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and read_available(fd, out, 0.1):
+        pass
 
 
 def read_until(fd: int, out: bytearray, needle: bytes, seconds: float) -> bool:
@@ -100,6 +109,7 @@ def run_to_exit(
     while time.monotonic() < deadline:  # the terminal is closed: the child is ending
         done, raw = os.waitpid(pid, os.WNOHANG)
         if done:
+            _drain(fd, out, 2.0)
             os.close(fd)
             return bytes(out), os.waitstatus_to_exitcode(raw)
         time.sleep(0.05)

@@ -272,7 +272,8 @@ def _walk_dashboard(
     except BaseException:
         reap(pid, fd)
         raise
-    return bytes(out), quit_and_reap(pid, fd, out, alive, 10)
+    status = quit_and_reap(pid, fd, out, alive, 10)  # first: it collects the last frames into `out`
+    return bytes(out), status
 
 
 # Every tab; the log's next source (each name in its status line, the live lines at the end of

@@ -54,7 +54,8 @@ def _run_dashboard(log: Path) -> tuple[bytes, int | None]:
     except BaseException:
         reap(pid, fd)
         raise
-    return bytes(out), quit_and_reap(pid, fd, out, alive, 5)
+    status = quit_and_reap(pid, fd, out, alive, 5)  # first: it collects the last frames into `out`
+    return bytes(out), status
 
 
 @pytest.fixture(scope="module")
