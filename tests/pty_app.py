@@ -14,12 +14,22 @@ import time
 from collections.abc import Iterable, Mapping
 
 
-def spawn(args: list[str], rows: int, cols: int, env: Mapping[str, str], drop: Iterable[str] = ()) -> tuple[int, int]:
+def spawn(
+    args: list[str],
+    rows: int,
+    cols: int,
+    env: Mapping[str, str],
+    drop: Iterable[str] = (),
+    stdin: int | None = None,
+) -> tuple[int, int]:
     """`python -m trainwatch ARGS` in a ROWSxCOLS pty with `env` on top of ours (less `drop`):
-    (pid, the terminal's fd)."""
+    (pid, the terminal's fd). `stdin`: a descriptor (a pipe's read end) to take the terminal's
+    place on fd 0, the terminal staying the controlling one (`tail -F log | trainwatch -`)."""
     pid, fd = pty.fork()
     if pid == 0:  # child: size the terminal, then the real command
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        if stdin is not None:
+            os.dup2(stdin, 0)
         full = {k: v for k, v in os.environ.items() if k not in set(drop)}
         full.update(env, COLUMNS=str(cols), LINES=str(rows))
         os.execve(sys.executable, [sys.executable, "-m", "trainwatch", *args], full)

@@ -142,6 +142,15 @@ def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval:
         warn("stdout is not a terminal; printing the summary instead of the dashboard")
         ctx.invoke(summary, paths=paths, as_json=False)
         return
+    if "-" in paths:
+        from trainwatch.sources.stdin import keys_from_terminal
+
+        if not keys_from_terminal():
+            warn(
+                "stdin is the data and there is no terminal to read keys from; printing the summary once the input ends"
+            )
+            ctx.invoke(summary, paths=paths, as_json=False)
+            return
     from trainwatch.ui.app import run_dashboard
 
     run_dashboard(list(paths), poll=poll, poll_interval=poll_interval)
