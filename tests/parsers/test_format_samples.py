@@ -2,19 +2,22 @@
 
 A sample proves three things a user relies on: the format is the one that understands its lines
 (no other format shadows it), each expected step comes out with the metrics a person reads off the
-line, and the events it should raise are raised."""
+line, and the events it should raise are raised (and the phase timings and profiler rows it
+should give are given)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from trainwatch.parsers.base import Parser, Sample
 from trainwatch.parsers.registry import parser_classes
 from trainwatch.pipeline import Pipeline
-from trainwatch.records import Event, Record, Step
+from trainwatch.records import Event, Phases, Profile, Record, Step
 
 CASES = [
     pytest.param(cls, i, sample, id=f"{cls.name}-{i}")
@@ -37,6 +40,20 @@ def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
 
 
+def _carries(got: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    """Every wanted value is in `got`: numbers within rounding, text as printed."""
+    for key, value in want.items():
+        if key not in got:
+            return False
+        have = got[key]
+        if isinstance(value, str) or isinstance(have, str):
+            if have != value:
+                return False
+        elif not _close(float(have), float(value)):
+            return False
+    return True
+
+
 @pytest.mark.parametrize(("cls", "index", "sample"), CASES)
 def test_format_sample(tmp_path: Path, cls: type[Parser], index: int, sample: Sample) -> None:
     records, formats = _read(tmp_path, sample.text)
@@ -51,6 +68,14 @@ def test_format_sample(tmp_path: Path, cls: type[Parser], index: int, sample: Sa
         assert [s.rank for s in steps] == list(sample.ranks)
     kinds = {r.kind for r in records if isinstance(r, Event)}
     assert set(sample.events) <= kinds, f"events {sorted(kinds)}"
+    timed = [r for r in records if isinstance(r, Phases)]
+    for step, want in sample.phases:
+        got_phases = [p.phases_s for p in timed if p.step == step]
+        assert any(_carries(p, want) for p in got_phases), f"phases of {step}: want {dict(want)}, got {got_phases}"
+    rows = [row for r in records if isinstance(r, Profile) for row in r.rows]
+    for name, want in sample.profiles:
+        named = [row for row in rows if row.get("name") == name]
+        assert any(_carries(row, want) for row in named), f"profile row {name!r}: want {dict(want)}, got {named}"
 
 
 def test_samples_cover_the_formats_built_on_the_field_reader() -> None:
@@ -62,7 +87,6 @@ def test_samples_cover_the_formats_built_on_the_field_reader() -> None:
 # Older formats whose tests are golden files under tests/parsers/ (moving them to samples is open work).
 WITHOUT_SAMPLES = {
     "composer",
-    "deepspeed",
     "deepspeed_flops",
     "detectron2",
     "espnet",

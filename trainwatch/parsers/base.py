@@ -83,12 +83,15 @@ class Sample:
 
     One test (`tests/parsers/test_format_samples.py`) reads every sample of every format through the
     whole pipeline: the format must be the one that understands them, and each expected step must
-    come out with at least these metrics (other fields the line holds may come out too)."""
+    come out with at least these metrics (other fields the line holds may come out too); likewise
+    the phase timings of a step and the rows of a profiler report."""
 
     text: str  # the lines as printed, `\n`-separated
     steps: tuple[tuple[int | None, Mapping[str, float]], ...] = ()  # (step, metrics it must carry)
     events: tuple[str, ...] = ()  # event kinds it must raise
     ranks: tuple[int, ...] = field(default=())  # ranks its steps must name, in order, when given
+    phases: tuple[tuple[int | None, Mapping[str, float]], ...] = ()  # (step, phase seconds it must carry)
+    profiles: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # (row name, cells it must carry) of a report
 
 
 class Parser(ABC):

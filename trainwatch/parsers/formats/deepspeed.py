@@ -34,7 +34,7 @@ from typing import ClassVar
 from trainwatch.lines.assembler import Line
 from trainwatch.names import phase_name
 from trainwatch.numbers import ms_to_s, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.bulk import DECIMAL, INT, BulkTemplate, Part, can_straddle
 
 _TIMER = re.compile(
@@ -148,6 +148,54 @@ class DeepSpeedParser(Parser):
         "forward: 6475.32 | backward: 3422.89 | backward_inner: 3105.27 | backward_allreduce: 317.44 | step: 8489.29"
     )
     priority: ClassVar[int] = 100
+    samples: ClassVar[tuple[Sample, ...]] = (
+        Sample(  # Megatron-DeepSpeed ALCF/README.md (DeepSpeed 0.12+, `fwd`/`bwd` names): step=1 and its timers
+            "[2024-04-04 09:09:53,311] [INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | optimizer_allgather: "
+            "884.11 | optimizer_gradients: 6.43 | optimizer_step: 23.44\n"
+            "[2024-04-04 09:09:53,312] [INFO] [logging.py:96:log_dist] [Rank 0] step=1, skipped=0, "
+            "lr=[0.00029999999999267505, 0.00029999999999267505], mom=[(0.9, 0.999), (0.9, 0.999)]\n"
+            "[2024-04-04 09:09:53,313] [INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | fwd_microstep: 6567.68 | "
+            "bwd_microstep: 17950.36 | bwd_inner_microstep: 17711.20 | bwd_allreduce_microstep: 239.11 | "
+            "step_microstep: 1139.27\n"
+            "[2024-04-04 09:09:53,313] [INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | fwd: 6567.66 | "
+            "bwd: 17950.35 | bwd_inner: 17711.19 | bwd_allreduce: 239.11 | step: 1139.29\n",
+            steps=((1, {"lr": 0.00029999999999267505, "skipped": 0}),),
+            ranks=(0,),
+            phases=(
+                (None, {"optimizer_allgather": 0.88411, "optimizer_gradients": 0.00643, "optimizer_step": 0.02344}),
+                (1, {"forward_microstep": 6.56768, "backward_microstep": 17.95036, "step_microstep": 1.13927}),
+                (1, {"forward": 6.56766, "backward": 17.95035, "backward_allreduce": 0.23911, "step": 1.13929}),
+            ),
+        ),
+        Sample(  # seed 004 (DeepSpeed 0.3.8 + Megatron GPT-2), lines 479-480: the old timer.py running average
+            "[2020-12-12 00:01:20,672] [INFO] [logging.py:60:log_dist] [Rank 0] step=100, skipped=0, "
+            "lr=[1.5e-06, 1.5e-06], mom=[(0.9, 0.999), (0.9, 0.999)]\n"
+            "[2020-12-12 00:01:20,672] [INFO] [timer.py:166:stop] 0/100, SamplesPerSec=421.75204796909713\n",
+            steps=((100, {"lr": 1.5e-06, "skipped": 0, "running_avg_samples_per_s": 421.75204796909713, "epoch": 0}),),
+        ),
+        Sample(  # seed 002 (DeepSpeed 0.8.2, ZeRO-1, CoCa), lines 3708-3709 and 5042: fp16 overflow, timer.py
+            "[2024-02-20 10:12:18,756] [INFO] [logging.py:77:log_dist] [Rank 0] rank=0 time (ms) | forward: 363.14 | "
+            "backward: 1033.29 | backward_inner: 1024.81 | backward_allreduce: 8.43 | step: 278.25\n"
+            "[2024-02-20 10:12:20,361] [INFO] [stage_1_and_2.py:1784:step] [deepspeed] OVERFLOW! Rank 0 Skipping "
+            "step. Attempted loss scale: 65536, reducing to 32768.0\n"
+            "[2024-02-20 10:25:57,892] [INFO] [timer.py:198:stop] epoch=0/micro_step=1000/global_step=1000, "
+            "RunningAvgSamplesPerSec=1126.8026294283802, CurrSamplesPerSec=1211.289158780771, MemAllocated=5.29GB, "
+            "MaxMemAllocated=28.74GB\n",
+            steps=(
+                (
+                    1000,
+                    {
+                        "samples_per_s": 1211.289158780771,
+                        "running_avg_samples_per_s": 1126.8026294283802,
+                        "mem_gib": 5.29,
+                        "max_mem_gib": 28.74,
+                    },
+                ),
+            ),
+            events=("overflow",),
+            phases=((None, {"forward": 0.36314, "backward": 1.03329, "step": 0.27825}),),
+        ),
+    )
 
     def __init__(self) -> None:
         # The engine step the next breakdown line belongs to (None: not known).
