@@ -102,7 +102,6 @@ WITHOUT_SAMPLES = {
     "litgpt",
     "llmc",
     "maxtext",
-    "megatron",
     "mmengine",
     "modded_nanogpt",
     "nanochat",

@@ -19,6 +19,7 @@ the same rows as the previous complete block (so a live view is not one interval
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import ClassVar
@@ -26,7 +27,7 @@ from typing import ClassVar
 from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, phase_name, snake
 from trainwatch.numbers import ms_to_s, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.bulk import DECIMAL, INT, NUMBER, PAD, BulkTemplate, Part
 
 _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
@@ -122,6 +123,56 @@ class MegatronParser(Parser):
         "lm loss 9.598498E+00 | loss scale 4096.0 |"
     )
     priority: ClassVar[int] = 100
+    samples: ClassVar[tuple[Sample, ...]] = (
+        Sample(  # seed 004 (2020 Megatron GPT-2 + DeepSpeed), lines 623-624: old `label value` fields, timers
+            " iteration      200/ 1000000 | elapsed time per iteration (ms): 906.9 | learning rate 3.000E-06 | "
+            "lm loss 8.844704E+00 | loss scale 4096.0 |\n"
+            "time (ms) | forward: 316.26 | backward: 504.32 | allreduce: 0.00 | optimizer: 86.12 | "
+            "batch generator: 1.35 | data loader: 0.16\n",
+            steps=(
+                (
+                    200,
+                    {"total_steps": 1000000, "step_time_s": 0.9069, "lr": 3e-06, "loss": 8.844704, "loss_scale": 4096},
+                ),
+            ),
+            phases=(
+                (200, {"forward": 0.31626, "backward": 0.50432, "optimizer": 0.08612, "batch_generator": 0.00135}),
+            ),
+        ),
+        Sample(  # seed 004 lines 1762-1764: the validation report
+            "-" * 82 + "\n"
+            " validation loss at iteration 1000 | LM loss: 6.585178E+00 | LM PPL: 7.242798E+02\n" + "-" * 82 + "\n",
+            steps=((1000, {"eval_loss": 6.585178, "eval_ppl": 724.2798}),),
+        ),
+        Sample(  # NVIDIA/Megatron-LM issue #756 (Megatron-Core: timestamp, `label: value`, TFLOP/s/GPU)
+            " [2024-04-06 02:59:36] iteration       43/     100 | consumed samples:         5504 | elapsed time per "
+            "iteration (ms): 5444.9 | throughput per GPU (TFLOP/s/GPU): 239.8 | learning rate: 8.600000E-06 | "
+            "global batch size:   128 | lm loss: 1.825991E+00 | load_balancing_loss: 1.019746E+00 | loss scale: 1.0 | "
+            "grad norm: 1.426 | num zeros: 0.0 | number of skipped iterations:   0 | number of nan iterations:   0 |\n",
+            steps=(
+                (
+                    43,
+                    {
+                        "total_steps": 100,
+                        "step_time_s": 5.4449,
+                        "tflops": 239.8,
+                        "lr": 8.6e-06,
+                        "loss": 1.825991,
+                        "grad_norm": 1.426,
+                        "consumed_samples": 5504,
+                    },
+                ),
+            ),
+        ),
+        Sample(  # bigscience-workshop/Megatron-DeepSpeed issue #396: a NaN grad norm, no lm loss printed
+            " iteration     5426/  250000 | consumed samples:        43408 | consumed tokens:     88899584 | "
+            "elapsed time per iteration (ms): 4247.9 | learning rate: 2.999E-04 | global batch size:     8 | "
+            "loss scale: 1.0 | grad norm: nan | actual seqlen:  2048 | number of skipped iterations:   0 | "
+            "number of nan iterations:   0 | samples per second: 1.883 | TFLOPs: 78.36 |\n",
+            steps=((5426, {"grad_norm": math.nan, "samples_per_s": 1.883, "tflops": 78.36, "step_time_s": 4.2479}),),
+            events=("nan",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._last_iter: int | None = None
