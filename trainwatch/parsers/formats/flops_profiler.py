@@ -14,7 +14,7 @@ from typing import Any
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_duration_s, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _BANNER = "DeepSpeed Flops Profiler"
 _SUMMARY = re.compile(r"Profile Summary at step (\d{1,18}(?!\d)):")
@@ -54,6 +54,55 @@ class FlopsProfilerParser(Parser):
     triggers = ()  # the summary's lines have nothing in common; idle lines cost one substring test
     example = "Profile Summary at step 10:\nfwd latency:   76.67 ms\nbwd latency:   108.02 ms\nsamples/second:   433.07"
     priority = 90
+    samples = (
+        Sample(  # deepspeedai/DeepSpeed docs/_tutorials/flops-profiler.md (BERT-Large on an A100)
+            "-------------------------- DeepSpeed Flops Profiler --------------------------\n"
+            "Profile Summary at step 10:\n"
+            "Notations:\n"
+            "data parallel size (dp_size), model parallel size(mp_size),\n"
+            "number of parameters (params), number of multiply-accumulate operations(MACs),\n"
+            "number of floating-point operations (flops), floating-point operations per second (FLOPS),\n"
+            "fwd latency (forward propagation latency), bwd latency (backward propagation latency),\n"
+            "step (weights update latency), iter latency (sum of fwd, bwd and step latency)\n"
+            "\n"
+            "world size:                                                   1\n"
+            "data parallel size:                                           1\n"
+            "model parallel size:                                          1\n"
+            "batch size per GPU:                                           80\n"
+            "params per gpu:                                               336.23 M\n"
+            "params of model = params per GPU * mp_size:                   336.23 M\n"
+            "fwd MACs per GPU:                                             3139.93 G\n"
+            "fwd flops per GPU:                                            6279.86 G\n"
+            "fwd flops of model = fwd flops per GPU * mp_size:             6279.86 G\n"
+            "fwd latency:                                                  76.67 ms\n"
+            "bwd latency:                                                  108.02 ms\n"
+            "fwd FLOPS per GPU = fwd flops per GPU / fwd latency:          81.9 TFLOPS\n"
+            "bwd FLOPS per GPU = 2 * fwd flops per GPU / bwd latency:      116.27 TFLOPS\n"
+            "fwd+bwd FLOPS per GPU = 3 * fwd flops per GPU / (fwd+bwd latency):   102.0 TFLOPS\n"
+            "step latency:                                                 34.09 us\n"
+            "iter latency:                                                 184.73 ms\n"
+            "samples/second:                                               433.07\n"
+            "\n",
+            phases=((10, {"forward": 0.07667, "backward": 0.10802, "step": 34.09e-6}),),
+            profiles=(
+                (
+                    "summary",
+                    {
+                        "world_size": 1,
+                        "batch_size_per_gpu": 80,
+                        "params_per_gpu": 336.23e6,
+                        "fwd_macs_per_gpu": 3139.93e9,
+                        "fwd_flops_per_gpu": 6279.86e9,
+                        "fwd_latency_s": 0.07667,
+                        "fwd_flops_per_gpu_tflops": 81.9,
+                        "fwd_bwd_flops_per_gpu_tflops": 102.0,
+                        "iter_latency_s": 0.18473,
+                        "samples_per_second": 433.07,
+                    },
+                ),
+            ),
+        ),
+    )
 
     def __init__(self) -> None:
         self._step: int | None = None
