@@ -87,7 +87,6 @@ def test_samples_cover_the_formats_built_on_the_field_reader() -> None:
 # Older formats whose tests are golden files under tests/parsers/ (moving them to samples is open work).
 WITHOUT_SAMPLES = {
     "composer",
-    "detectron2",
     "espnet",
     "events",
     "fairseq",

@@ -15,7 +15,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name
 from trainwatch.numbers import parse_eta_s, parse_mem_gib, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _BODY = re.compile(r"d2\.utils\.events\]?:?(?: INFO:)?\s+(?P<rest>.*\biter: (?P<iter>\d{1,18}(?!\d))\b.*)$")
 _PAIR = re.compile(r"(?:^|\s)(?P<key>[A-Za-z_][\w/.-]*): (?P<value>\S+)")
@@ -33,6 +33,48 @@ class Detectron2Parser(Parser):
     triggers = ("d2.utils.events",)
     example = "[06/04 12:08:18 d2.utils.events]:  eta: 0:24:11  iter: 19  total_loss: 2.03  time: 0.4521  lr: 0.0004  max_mem: 3961M"
     priority = 100
+    samples = (
+        Sample(  # facebookresearch/d2go issue #19 (warmup of a Faster R-CNN)
+            "[03/15 07:47:57 d2.engine.train_loop]: Starting training from iteration 0\n"
+            "[03/15 07:48:04 d2.utils.events]:  eta: 0:01:23  iter: 19  total_loss: 1.475  loss_cls: 0.7214  "
+            "loss_box_reg: 0.6375  loss_rpn_cls: 0.07351  loss_rpn_loc: 0.004179  time: 0.2951  data_time: 0.0589  "
+            "lr: 6.1638e-06  max_mem: 824M\n"
+            "[03/15 07:48:10 d2.utils.events]:  eta: 0:01:17  iter: 39  total_loss: 1.383  loss_cls: 0.7036  "
+            "loss_box_reg: 0.5085  loss_rpn_cls: 0.08158  loss_rpn_loc: 0.004653  time: 0.3084  data_time: 0.0369  "
+            "lr: 1.2389e-05  max_mem: 824M\n",
+            steps=(
+                (
+                    19,
+                    {
+                        "eta_s": 83,
+                        "loss": 1.475,
+                        "loss_cls": 0.7214,
+                        "step_time_s": 0.2951,
+                        "data_time_s": 0.0589,
+                        "lr": 6.1638e-06,
+                        "max_mem_gib": 824 / 1024,
+                    },
+                ),
+                (39, {"loss": 1.383, "step_time_s": 0.3084, "lr": 1.2389e-05}),
+            ),
+        ),
+        Sample(  # ChenhongyiYang/QueryDet-PyTorch issue #17 (`] d2.utils.events INFO:` logger form)
+            "[04/14 09:05:02] d2.utils.events INFO:  eta: 0:11:54  iter: 119  total_loss: 9.214  loss_cls: 2.549  "
+            "loss_box_reg: 1.002  loss_query: 5.513  time: 0.8153  data_time: 0.0220  lr: 0.001199  max_mem: 28515M\n",
+            steps=(
+                (
+                    119,
+                    {
+                        "loss": 9.214,
+                        "loss_query": 5.513,
+                        "step_time_s": 0.8153,
+                        "lr": 0.001199,
+                        "max_mem_gib": 28515 / 1024,
+                    },
+                ),
+            ),
+        ),
+    )
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _BODY.search(text)
