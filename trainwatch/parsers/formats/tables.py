@@ -17,12 +17,13 @@ text that merely looks tabular does not become steps.
 
 from __future__ import annotations
 
+import math
 import re
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import field_name, snake
 from trainwatch.numbers import parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _RULE = re.compile(r"^\s*-{8,}\s*$")
 _KV_ROW = re.compile(r"^\|\s*(?P<key>[^|]*?)\s*\|\s*(?P<value>[^|]*?)\s*\|\s*$")
@@ -47,6 +48,30 @@ class KeyValueTableParser(Parser):
     triggers = ("|", "----")
     example = "|    loss                 | 6.04        |"
     priority = 850
+    samples = (
+        Sample(  # DLR-RM/stable-baselines3 issue #156 (PPO on CartPole, no Monitor: no rollout/ section)
+            "-----------------------------------------\n"
+            "| time/                   |             |\n"
+            "|    fps                  | 1284        |\n"
+            "|    iterations           | 2           |\n"
+            "|    time_elapsed         | 3           |\n"
+            "|    total_timesteps      | 4096        |\n"
+            "| train/                  |             |\n"
+            "|    approx_kl            | 0.015479716 |\n"
+            "|    clip_fraction        | 0.118       |\n"
+            "|    clip_range           | 0.2         |\n"
+            "|    entropy_loss         | -0.685      |\n"
+            "|    explained_variance   | -171        |\n"
+            "|    learning_rate        | 0.0003      |\n"
+            "|    loss                 | 6.04        |\n"
+            "|    n_updates            | 10          |\n"
+            "|    policy_gradient_loss | -0.0183     |\n"
+            "|    value_loss           | 48.8        |\n"
+            "-----------------------------------------\n",
+            # The block's step is its `total_timesteps`.
+            steps=((4096, {"loss": 6.04, "lr": 0.0003, "fps": 1284, "entropy_loss": -0.685, "value_loss": 48.8}),),
+        ),
+    )
 
     def __init__(self) -> None:
         self._rows: list[tuple[str, str, int]] | None = None
@@ -113,6 +138,30 @@ class HeaderTableParser(Parser):
     triggers = ()
     example = "  epoch    train_loss    valid_loss     dur"
     priority = 850
+    samples = (
+        Sample(  # skorch-dev/skorch issue #851 (NeuralNetRegressor's PrintLog table)
+            "  epoch    train_loss    valid_loss     dur\n"
+            "-------  ------------  ------------  ------\n"
+            "      1        4.4168        3.0788  0.0292\n"
+            "      2        2.0120        0.4565  0.0270\n"
+            "      3        0.3343        0.2262  0.0263\n",
+            steps=(
+                (1, {"epoch": 1, "loss": 4.4168, "eval_loss": 3.0788}),
+                (2, {"epoch": 2, "loss": 2.0120, "eval_loss": 0.4565}),
+                (3, {"epoch": 3, "loss": 0.3343, "eval_loss": 0.2262}),
+            ),
+        ),
+        Sample(  # timeseriesAI/tsai issue #639 (fastai's table pasted from a notebook: tab-separated, NaN losses)
+            "epoch\ttrain_loss\tvalid_loss\taccuracy\ttime\n"
+            "0\tnan\tnan\t0.958595\t00:03\n"
+            "1\tnan\tnan\t0.958595\t00:03\n",
+            steps=(
+                (0, {"epoch": 0, "loss": math.nan, "eval_loss": math.nan, "accuracy": 0.958595}),
+                (1, {"epoch": 1, "loss": math.nan, "accuracy": 0.958595}),
+            ),
+            events=("nan",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._header: list[str] | None = None
