@@ -15,7 +15,7 @@ from typing import Any
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _TITLE = re.compile(r"^\s*((?:[A-Z]+ )?Profiler Report)\s*$")
 _RULE = re.compile(r"^\s*-{20,}\s*$")
@@ -61,6 +61,50 @@ class LightningProfilerParser(Parser):
         "run_training_epoch  |  3.5012  |500  |  1750.6  |  98.676  |"
     )
     priority = 90
+    samples = (
+        Sample(  # seed 000 (Lightning 1.x SimpleProfiler, tab-separated with a Total row), lines 1-9
+            "FIT Profiler Report\n"
+            "\n"
+            "Action                             \t|  Mean duration (s)\t|Num calls      \t|  Total time (s) \t|  "
+            "Percentage %   \t|\n"
+            "--------------------------------------------------------------------------------------------------------"
+            "------------------------------\n"
+            "Total                              \t|  -              \t|_              \t|  1774.1         \t|  100 %     "
+            "     \t|\n"
+            "--------------------------------------------------------------------------------------------------------"
+            "------------------------------\n"
+            "run_training_epoch                 \t|  3.5012         \t|500            \t|  1750.6         \t|  98.676    "
+            "     \t|\n"
+            "run_training_batch                 \t|  0.20786        \t|8000           \t|  1662.9         \t|  93.73     "
+            "     \t|\n"
+            "training_step_and_backward         \t|  0.19617        \t|8000           \t|  1569.4         \t|  88.461    "
+            "     \t|\n",
+            profiles=(
+                ("Total", {"total_time_s": 1774.1, "percentage_pct": 100}),
+                (
+                    "run_training_epoch",
+                    {"mean_duration_s": 3.5012, "num_calls": 500, "total_time_s": 1750.6, "percentage_pct": 98.676},
+                ),
+                ("run_training_batch", {"mean_duration_s": 0.20786, "num_calls": 8000, "total_time_s": 1662.9}),
+            ),
+        ),
+        Sample(  # Lightning 0.7 docs (profiler.rst), quoted in issue #15785: no calls, no closing rule
+            "Profiler Report\n"
+            "\n"
+            "Action                  |  Mean duration (s)    |  Total time (s)\n"
+            "-----------------------------------------------------------------\n"
+            "on_epoch_start          |  5.993e-06            |  5.993e-06\n"
+            "get_train_batch         |  0.0087412            |  16.398\n"
+            "on_batch_start          |  5.0865e-06           |  0.0095372\n"
+            "model_forward           |  0.0017818            |  3.3408\n",
+            profiles=(
+                ("on_epoch_start", {"mean_duration_s": 5.993e-06, "total_time_s": 5.993e-06}),
+                ("get_train_batch", {"mean_duration_s": 0.0087412, "total_time_s": 16.398}),
+                ("on_batch_start", {"mean_duration_s": 5.0865e-06, "total_time_s": 0.0095372}),
+                ("model_forward", {"mean_duration_s": 0.0017818, "total_time_s": 3.3408}),
+            ),
+        ),
+    )
 
     def __init__(self) -> None:
         self._title: tuple[str, int] | None = None  # last report title and its line

@@ -14,7 +14,7 @@ from typing import Any
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_duration_s, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _RULE = re.compile(r"^-{3,}(?: {1,3}-{3,})+\s*$")
 _MEM = re.compile(r"^(-?[\d.]+) (b|Kb|Mb|Gb|Tb)$")
@@ -71,6 +71,39 @@ class TorchProfilerParser(Parser):
         "train_step-0         0.17%      13.980ms        47.17%        3.916s        3.916s  ...  1"
     )
     priority = 90
+    samples = (
+        Sample(  # seed 001 (a MoE training step, CPU + CUDA columns), lines 1-6
+            "-------------------------------------------------------  ------------  ------------  ------------  "
+            "------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+            "                                                   Name    Self CPU %      Self CPU   CPU total %     "
+            "CPU total  CPU time avg     Self CUDA   Self CUDA %    CUDA total  CUDA time avg    # of Calls  \n"
+            "-------------------------------------------------------  ------------  ------------  ------------  "
+            "------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+            "                                           train_step-0         0.17%      13.980ms        47.17%       "
+            " 3.916s        3.916s       0.000us         0.00%      46.271ms      46.271ms             1  \n"
+            "                               cudaEventCreateWithFlags         0.00%     140.000us         0.00%     "
+            "140.000us       1.474us       0.000us         0.00%       0.000us       0.000us            95  \n"
+            "                                        cudaEventRecord         0.00%     204.000us         0.00%     "
+            "204.000us       1.229us       0.000us         0.00%       0.000us       0.000us           166  \n",
+            profiles=(
+                (
+                    "train_step-0",
+                    {
+                        "self_cpu_pct": 0.17,
+                        "self_cpu_s": 0.01398,
+                        "cpu_total_pct": 47.17,
+                        "cpu_total_s": 3.916,
+                        "cpu_time_avg_s": 3.916,
+                        "self_cuda_s": 0.0,
+                        "cuda_total_s": 0.046271,
+                        "calls": 1,
+                    },
+                ),
+                ("cudaEventCreateWithFlags", {"self_cpu_s": 140e-6, "cpu_time_avg_s": 1.474e-6, "calls": 95}),
+                ("cudaEventRecord", {"self_cpu_s": 204e-6, "calls": 166}),
+            ),
+        ),
+    )
 
     def __init__(self) -> None:
         self._rule: str | None = None  # last rule line, before the header is known
