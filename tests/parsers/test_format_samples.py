@@ -96,7 +96,6 @@ WITHOUT_SAMPLES = {
     "lightning",
     "litgpt",
     "llmc",
-    "maxtext",
     "mmengine",
     "modded_nanogpt",
     "nanochat",
