@@ -96,7 +96,6 @@ WITHOUT_SAMPLES = {
     "lightning",
     "litgpt",
     "llmc",
-    "mmengine",
     "modded_nanogpt",
     "nanochat",
     "nanogpt",

@@ -26,7 +26,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, snake
 from trainwatch.numbers import parse_eta_s, parse_mem_gib, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _HEAD = re.compile(
     r"(?P<mode>Epoch|Iter)(?:\((?P<phase>train|val|test)\))?\s*"
@@ -68,6 +68,78 @@ class MMEngineParser(Parser):
     triggers = ("Epoch(", "Iter(", "Epoch [", "Iter [", "train_cfg = dict(", "max_epochs=", "max_iters=")
     example = "Epoch(train)  [1][84/86]  lr: 3.3433e-03  eta: 0:24:11  time: 0.3421  data_time: 0.0038  memory: 3184  loss: 0.3238"
     priority = 100
+    samples = (
+        Sample(  # ../shared/real_logs/mmengine__chg0901_* (mmengine 0.7, MMDet 3.x), lines 1041-1045: epoch 1 ends
+            "2023/06/04 12:08:18 - mmengine - INFO - Epoch(train)  [1][85/86]  lr: 3.3834e-03  eta: 0:24:12  time: "
+            "0.3422  data_time: 0.0038  memory: 3811  loss: 0.3221  loss_rpn_cls: 0.0395  loss_rpn_bbox: 0.0162  "
+            "loss_cls: 0.1234  acc: 96.9727  loss_bbox: 0.1429\n"
+            "2023/06/04 12:08:19 - mmengine - INFO - Exp name: faster_r_cnn_triangle_20230604_120745\n"
+            "2023/06/04 12:08:19 - mmengine - INFO - Epoch(train)  [1][86/86]  lr: 3.4234e-03  eta: 0:24:18  time: "
+            "0.3455  data_time: 0.0038  memory: 5055  loss: 0.3253  loss_rpn_cls: 0.0396  loss_rpn_bbox: 0.0171  "
+            "loss_cls: 0.1239  acc: 94.3359  loss_bbox: 0.1447\n"
+            "2023/06/04 12:08:19 - mmengine - INFO - Saving checkpoint at 1 epochs\n"
+            "2023/06/04 12:08:21 - mmengine - INFO - Epoch(train)  [2][ 1/86]  lr: 3.4634e-03  eta: 0:24:32  time: "
+            "0.3518  data_time: 0.0096  memory: 3494  loss: 0.3237  loss_rpn_cls: 0.0388  loss_rpn_bbox: 0.0171  "
+            "loss_cls: 0.1232  acc: 98.4375  loss_bbox: 0.1447\n",
+            steps=(
+                (
+                    85,
+                    {
+                        "epoch": 1,
+                        "lr": 3.3834e-03,
+                        "eta_s": 24 * 60 + 12,
+                        "step_time_s": 0.3422,
+                        "data_time_s": 0.0038,
+                        "mem_gib": 3811 / 1024,
+                        "loss": 0.3221,
+                        "loss_cls": 0.1234,
+                        "acc": 96.9727,
+                    },
+                ),
+                (86, {"epoch": 1, "loss": 0.3253, "mem_gib": 5055 / 1024}),
+                # Epoch 2's first iteration is the run's 87th (86 per epoch).
+                (87, {"epoch": 2, "lr": 3.4634e-03, "loss": 0.3237, "step_time_s": 0.3518}),
+            ),
+            events=("checkpoint",),
+        ),
+        Sample(  # the same log, lines 1395-1396 and 1431: epoch 5's last iteration, then its validation metrics
+            "2023/06/04 12:10:24 - mmengine - INFO - Epoch(train)  [5][86/86]  lr: 1.7197e-02  eta: 0:22:35  time: "
+            "0.3526  data_time: 0.0038  memory: 5523  loss: 0.1977  loss_rpn_cls: 0.0093  loss_rpn_bbox: 0.0177  "
+            "loss_cls: 0.0617  acc: 97.7539  loss_bbox: 0.1090\n"
+            "2023/06/04 12:10:24 - mmengine - INFO - Saving checkpoint at 5 epochs\n"
+            "2023/06/04 12:10:28 - mmengine - INFO - Epoch(val) [5][22/22]    coco/bbox_mAP: 0.4590  "
+            "coco/bbox_mAP_50: 0.9670  coco/bbox_mAP_75: 0.3240  coco/bbox_mAP_s: -1.0000  coco/bbox_mAP_m: -1.0000  "
+            "coco/bbox_mAP_l: 0.4590  pascal_voc/mAP: 0.9824  pascal_voc/AP50: 0.9820  data_time: 0.0148  time: "
+            "0.1539\n",
+            steps=(
+                (430, {"epoch": 5, "loss": 0.1977, "lr": 1.7197e-02}),
+                (430, {"coco_bbox_m_ap": 0.4590, "coco_bbox_m_ap_50": 0.9670, "pascal_voc_m_ap": 0.9824}),
+            ),
+        ),
+        Sample(  # open-mmlab/mmdetection issue #2672 (mmcv 1.x runner: `Epoch [e][i/n]`, comma-separated)
+            "2020-05-08 18:56:16,649 - mmdet - INFO - Epoch [1][2400/7517]\tlr: 0.00125, eta: 4:33:09, time: 0.595, "
+            "data_time: 0.032, memory: 6836, loss_rpn_cls: 0.0989, loss_rpn_bbox: 0.0477, loss_cls: 0.1939, "
+            "acc: 93.4961, loss_bbox: 0.1484, loss: 0.4890\n"
+            "2020-05-08 18:56:46,439 - mmdet - INFO - Epoch [1][2450/7517]\tlr: 0.00125, eta: 4:32:41, time: 0.596, "
+            "data_time: 0.031, memory: 6836, loss_rpn_cls: 0.0875, loss_rpn_bbox: 0.0440, loss_cls: 0.1996, "
+            "acc: 93.3379, loss_bbox: 0.1483, loss: 0.4794\n",
+            steps=(
+                (
+                    2400,
+                    {
+                        "lr": 0.00125,
+                        "eta_s": 4 * 3600 + 33 * 60 + 9,
+                        "step_time_s": 0.595,
+                        "data_time_s": 0.032,
+                        "mem_gib": 6836 / 1024,
+                        "loss": 0.4890,
+                        "acc": 93.4961,
+                    },
+                ),
+                (2450, {"loss": 0.4794, "step_time_s": 0.596}),
+            ),
+        ),
+    )
 
     def __init__(self) -> None:
         self._last_step: int | None = None  # the runner's last_step lags while it merges
