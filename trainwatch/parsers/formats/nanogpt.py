@@ -13,12 +13,13 @@ as `eval_train_loss` so the per-iteration `loss` series is not overwritten by it
 
 from __future__ import annotations
 
+import math
 import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_duration_s, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _NUM = r"[-+]?(?:\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 
@@ -45,6 +46,22 @@ class NanoGPTParser(Parser):
     triggers = ("iter ", "val loss")
     example = "iter 2920: loss 3.9883, time 1099.34ms, mfu 15.34%"
     priority = 100
+    samples = (
+        Sample(  # karpathy/nanoGPT issue #215 (timestamped): eval, checkpoint, then the loss turns NaN
+            "2023-03-22 09:31:56 iter 2990: loss 3.8853, time 1096.65ms, mfu 15.34%\n"
+            "2023-03-22 09:32:32 step 3000: train loss 4.0390, val loss 4.0427\n"
+            "saving checkpoint to out\n"
+            "2023-03-22 09:32:41 iter 3000: loss 4.2490, time 35392.33ms, mfu 13.85%\n"
+            "2023-03-22 09:32:52 iter 3010: loss nan, time 1019.95ms, mfu 14.12%\n",
+            steps=(
+                (2990, {"loss": 3.8853, "step_time_s": 1.09665, "mfu_pct": 15.34}),
+                (3000, {"eval_loss": 4.0427, "eval_train_loss": 4.0390}),
+                (3000, {"loss": 4.2490, "step_time_s": 35.39233, "mfu_pct": 13.85}),
+                (3010, {"loss": math.nan, "step_time_s": 1.01995}),
+            ),
+            events=("checkpoint", "nan"),
+        ),
+    )
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _NANOGPT_ITER.search(text)
@@ -96,6 +113,32 @@ class NanochatParser(Parser):
     triggers = ("step ", "Step ")
     example = "step 00004/21400 (0.02%) | loss: 8.893647 | lrm: 1.00 | dt: 989.44ms | tok/sec: 529,882 | mfu: 74.13 | total time: 0.00m"
     priority = 100
+    samples = (
+        Sample(  # karpathy/nanochat PR #147 (A100 run)
+            "step 00004/21400 (0.02%) | loss: 8.893647 | lrm: 1.00 | dt: 989.44ms | tok/sec: 529,882 | mfu: 74.13 | "
+            "total time: 0.00m\n"
+            "step 00005/21400 (0.02%) | loss: 8.530593 | lrm: 1.00 | dt: 991.09ms | tok/sec: 529,000 | mfu: 74.00 | "
+            "total time: 0.00m\n",
+            steps=(
+                (
+                    4,
+                    {
+                        "total_steps": 21400,
+                        "loss": 8.893647,
+                        "lrm": 1.0,
+                        "step_time_s": 0.98944,
+                        "tokens_per_s": 529882,
+                        "mfu_pct": 74.13,
+                    },
+                ),
+                (5, {"loss": 8.530593, "step_time_s": 0.99109, "tokens_per_s": 529000}),
+            ),
+        ),
+        Sample(  # karpathy/nanochat PR #492: an evaluation summary line
+            "Step 16704 | CORE metric: 0.2633\n",
+            steps=((16704, {"core_metric": 0.2633}),),
+        ),
+    )
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _NANOCHAT.match(text)
@@ -147,6 +190,22 @@ class ModdedNanoGPTParser(Parser):
     triggers = ("step:",)
     example = "step:7140/20000 train_loss:5.226859e-02 train_time:31797340ms step_avg:4453.41ms"
     priority = 100
+    samples = (
+        Sample(  # ../shared/real_logs/moddednanogpt__* (AkramjitS/gpt-lab-diffusion train.log), lines 7724-7728
+            "step:1999/20000 train_loss:2.496552e-02 train_time:8854576ms step_avg:4429.50ms\n"
+            "step:2000/20000 train_loss:2.652339e-02 train_time:8858907ms step_avg:4429.45ms\n"
+            "Validating on 40960 tokens (10 steps with 4096 batch size)\n"
+            "step:2000/20000 val_loss:2.4931e-02 train_time:8858907ms step_avg:4429.45ms\n"
+            "Saved checkpoint to experiments/20250530_144815_ModdedGPT/state_step002000.pt\n",
+            steps=(
+                (1999, {"total_steps": 20000, "loss": 0.02496552, "train_time_s": 8854.576, "step_avg_s": 4.4295}),
+                # step_time_s: 8858907 - 8854576 ms of training time over one step
+                (2000, {"loss": 0.02652339, "train_time_s": 8858.907, "step_time_s": 4.331}),
+                (2000, {"eval_loss": 0.024931}),
+            ),
+            events=("checkpoint",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._last_train: tuple[int, float] | None = None  # (step, train_time_s) of the last train line
@@ -200,6 +259,42 @@ class LlmcParser(Parser):
     triggers = ("step ", "val loss ")
     example = "step    1/74 | train loss 11.009 | norm 15.4 | lr 1.00e-04 | (3034.18 ms | 21597 tok/s)"
     priority = 100
+    samples = (
+        Sample(  # a public llm.c train_gpt2cu run (GPT-2 124M on fineweb): val loss before step 1, MFU not yet known
+            "val loss 11.006021\n"
+            "step    1/21479 | loss 11.007906 (+nanz)| norm 16.3235 (+nanz)| lr 2.86e-06 | 2734.72 ms | -100.0% bf16 MFU "
+            "| 167751 tok/s\n"
+            "step    2/21479 | loss 10.829729 (+nanz)| norm 15.0011 (+nanz)| lr 5.71e-06 | 2391.52 ms | -100.0% bf16 MFU "
+            "| 191824 tok/s\n",
+            steps=(
+                (None, {"eval_loss": 11.006021}),
+                (
+                    1,
+                    {
+                        "total_steps": 21479,
+                        "loss": 11.007906,
+                        "grad_norm": 16.3235,
+                        "lr": 2.86e-06,
+                        "step_time_s": 2.73472,
+                        "tokens_per_s": 167751,
+                    },
+                ),
+                (2, {"loss": 10.829729, "grad_norm": 15.0011, "step_time_s": 2.39152}),
+            ),
+        ),
+        Sample(  # anthonix/llm.c issue #2 (AMD fork): NaN losses, `val loss` after the step it belongs to
+            "step   19/74 | loss     nan (+nanz)| norm    nan (+nanz)| lr 3.00e-04 | 36.67 ms | 9.2% bf16 MFU "
+            "| 111885 tok/s\n"
+            "step   20/74 | loss     nan (+nanz)| norm    nan (+nanz)| lr 3.00e-04 | 36.74 ms | 9.1% bf16 MFU "
+            "| 111854 tok/s\n"
+            "val loss nan\n",
+            steps=(
+                (19, {"loss": math.nan, "grad_norm": math.nan, "lr": 3e-4, "step_time_s": 0.03667, "mfu_pct": 9.2}),
+                (20, {"eval_loss": math.nan, "mfu_pct": 9.1, "tokens_per_s": 111854}),
+            ),
+            events=("nan",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._last_step: int | None = None
