@@ -95,7 +95,6 @@ WITHOUT_SAMPLES = {
     "keras",
     "lightning",
     "litgpt",
-    "olmo",
     "open_clip",
     "tensorflow",
     "torchtitan",

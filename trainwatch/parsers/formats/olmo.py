@@ -17,7 +17,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_mem_gib, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.timestamps import line_time
 
 _HEADER = re.compile(
@@ -53,6 +53,41 @@ class OlmoParser(Parser):
     triggers = ()
     example = "[step=100/739328]\n    train/CrossEntropyLoss=7.891"
     priority = 100
+    samples = (
+        Sample(  # allenai/OLMo issue #692 ("why CrossEntropyLoss is zero"): the first two steps
+            "2024-08-06 09:59:26.181 intern-studio-160750:0  olmo.train:908  INFO    [step=1/739328,epoch=0]\n"
+            "    optim/total_grad_norm=231.7\n"
+            "    train/CrossEntropyLoss=12.18\n"
+            "    train/Perplexity=195,153\n"
+            "    throughput/total_tokens=1,048,576\n"
+            "    throughput/total_training_Gflops=5,103,640\n"
+            "    throughput/total_training_log_Gflops=15.45\n"
+            "    System/Peak GPU Memory (MB)=46,911\n"
+            "2024-08-06 10:00:05.520 intern-studio-160750:0  olmo.train:908  INFO    [step=2/739328,epoch=0]\n"
+            "    optim/total_grad_norm=0.0002\n"
+            "    train/CrossEntropyLoss=1.7872662283480167e-06\n"
+            "    train/Perplexity=1.000\n"
+            "    throughput/total_tokens=2,097,152\n"
+            "    throughput/total_training_Gflops=10,207,281\n"
+            "    throughput/total_training_log_Gflops=16.14\n"
+            "    throughput/device/tokens_per_second=26,668\n"
+            "    throughput/device/batches_per_second=0.0254\n"
+            "    System/Peak GPU Memory (MB)=53,695\n",
+            steps=(
+                (1, {"total_steps": 739328, "epoch": 0, "grad_norm": 231.7, "loss": 12.18, "train_perplexity": 195153}),
+                (
+                    2,
+                    {
+                        "grad_norm": 0.0002,
+                        "loss": 1.7872662283480167e-06,
+                        "throughput_total_tokens": 2097152,
+                        "tokens_per_s_per_gpu": 26668,
+                        "batches_per_s_per_gpu": 0.0254,
+                    },
+                ),
+            ),
+        ),
+    )
 
     def __init__(self) -> None:
         self._block: _Block | None = None
