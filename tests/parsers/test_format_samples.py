@@ -95,7 +95,6 @@ WITHOUT_SAMPLES = {
     "keras",
     "lightning",
     "litgpt",
-    "open_clip",
     "tensorflow",
     "torchtitan",
     "torchtune",

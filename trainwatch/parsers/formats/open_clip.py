@@ -23,7 +23,7 @@ from typing import ClassVar
 from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name
 from trainwatch.numbers import parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _HEADER = re.compile(
     r"(?:\bGlobal Steps: (?P<step>\d{1,18}(?!\d)) )?\bTrain Epoch: (?P<epoch>\d{1,18}(?!\d)) "
@@ -53,6 +53,63 @@ class OpenClipParser(Parser):
         "Grad Norm: 4.9168 (4.917) Loss Scaler: 65536. (6.554e+04) LR: 0.000000 Data (t): 18.972 Batch (t): 38.165, 53.6611/s"
     )
     priority: ClassVar[int] = 100
+    samples: ClassVar[tuple[Sample, ...]] = (
+        Sample(  # seed 002 (EVA-CLIP CoCa), lines 2020, 2021 and 2025 (DeepSpeed's timer lines between left out)
+            "2024-02-20,09:54:22 | INFO | total_steps: 1191600\n"
+            "2024-02-20,09:54:22 | INFO | Start epoch 0\n"
+            "2024-02-20,09:55:01 | INFO | Global Steps: 1 Train Epoch: 0 [    2048/12202117 (0%)] Loss: 29.341 "
+            "(29.34) Loss(CLIP): 7.7311 (7.731) Loss(CoCa): 21.609 (21.61) Grad Norm: 4.9168 (4.917) Loss Scaler: "
+            "65536. (6.554e+04) LR: 0.000000 LR_visual: 0.000000 LR_text: 0.000000 LR_text_decoder: 0.000000 Logit "
+            "Scale: 14.299 Data (t): 18.972 Batch (t): 38.165, 53.6611/s\n",
+            steps=(
+                (
+                    1,
+                    {
+                        "total_steps": 1191600,
+                        "epoch": 0,
+                        "num_samples": 2048,
+                        "samples_per_epoch": 12202117,
+                        "loss": 29.341,
+                        "loss_clip": 7.7311,
+                        "loss_coca": 21.609,
+                        "grad_norm": 4.9168,
+                        "loss_scale": 65536,
+                        "lr": 0.0,
+                        "logit_scale": 14.299,
+                        "data_time_s": 18.972,
+                        "step_time_s": 38.165,
+                        "samples_per_s": 53.6611,
+                    },
+                ),
+            ),
+        ),
+        Sample(  # x-cls/superclass issue #11 (open_clip 2.2x): no step number, a per-GPU rate
+            "2024-11-28,04:39:18 | INFO | Train Epoch: 0 [400564224/512000000 (78%)] Data (t): 12.822 Batch (t): "
+            "14.049, 1781.07/s, 222.633/s/gpu LR: 0.000057 Logit Scale: 81.228 Contrastive_loss: 0.66678 (1.6251) "
+            "Loss: 0.66678 (1.6251)\n"
+            "2024-11-28,04:49:13 | INFO | Train Epoch: 0 [401612800/512000000 (78%)] Data (t): 1.091 Batch (t): "
+            "4.644, 1802.44/s, 225.305/s/gpu LR: 0.000056 Logit Scale: 81.293 Contrastive_loss: 0.51701 (1.6222) "
+            "Loss: 0.51701 (1.6222)\n",
+            steps=(
+                (
+                    None,
+                    {
+                        "epoch": 0,
+                        "num_samples": 400564224,
+                        "samples_per_epoch": 512000000,
+                        "data_time_s": 12.822,
+                        "step_time_s": 14.049,
+                        "samples_per_s": 1781.07,
+                        "samples_per_s_per_gpu": 222.633,
+                        "lr": 5.7e-05,
+                        "contrastive_loss": 0.66678,
+                        "loss": 0.66678,
+                    },
+                ),
+                (None, {"num_samples": 401612800, "step_time_s": 4.644, "lr": 5.6e-05, "loss": 0.51701}),
+            ),
+        ),
+    )
 
     def __init__(self) -> None:
         self._total_steps: float | None = None  # the announced run length, for the progress records
