@@ -95,7 +95,6 @@ WITHOUT_SAMPLES = {
     "keras",
     "lightning",
     "litgpt",
-    "tensorflow",
     "torchtitan",
     "torchtune",
     "ultralytics",

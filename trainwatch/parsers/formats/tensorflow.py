@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import read_fields
 
 _LOSS = re.compile(r"tensorflow:(?P<body>.*\bstep = (?P<step>\d{1,18})\b.*?)(?:\s\((?P<secs>[\d.]+) sec\))?\s*$")
@@ -31,6 +31,25 @@ class TensorFlowParser(Parser):
     triggers = ("tensorflow:",)
     example = "INFO:tensorflow:loss = 4.264659, step = 100 (124.394 sec)"
     priority = 100
+    samples = (
+        Sample(  # tensorflow/tensorflow issue #43014 (Estimator train_and_evaluate, a hook's own line among them)
+            "INFO:tensorflow:loss = 96.96749, step = 0\n"
+            "INFO:tensorflow:global_steps = 0, loss = 96.96749\n"
+            "INFO:tensorflow:global_step/sec: 0.803899\n"
+            "INFO:tensorflow:loss = 4.264659, step = 100 (124.394 sec)\n"
+            "INFO:tensorflow:global_step/sec: 0.682575\n",
+            # 124.394 s since the print at step 0: 100 steps
+            steps=((0, {"loss": 96.96749}), (100, {"loss": 4.264659, "step_time_s": 1.24394})),
+        ),
+        Sample(  # tensorflow/tensor2tensor issue #106: a checkpoint, then the run diverges
+            "INFO:tensorflow:loss = 1.8717, step = 31601 (182.200 sec)\n"
+            "INFO:tensorflow:Saving checkpoints for 31622 into "
+            "/home/minjoong/t2t_train/koen_tokens_32k/transformer-transformer_big/margin/model.ckpt.\n"
+            "ERROR:tensorflow:Model diverged with loss = NaN.\n",
+            steps=((31601, {"loss": 1.8717}),),
+            events=("checkpoint", "nan"),
+        ),
+    )
 
     def __init__(self) -> None:
         self._last_step: int | None = None
