@@ -95,7 +95,6 @@ WITHOUT_SAMPLES = {
     "keras",
     "lightning",
     "litgpt",
-    "torchtitan",
     "torchtune",
     "ultralytics",
     "user_patterns",

@@ -12,7 +12,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_mem_gib, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.timestamps import line_time
 
 _LINE = re.compile(r"^\[titan\]\s+(?P<time>\S+ \S+)?.*?\s-\sstep:\s*(?P<step>\d{1,18}(?!\d))\s+(?P<rest>.*)$")
@@ -36,6 +36,45 @@ class TorchTitanParser(Parser):
     triggers = ("[titan]",)
     example = "[titan] 2025-06-16 22:30:50,322 - root - INFO - step: 200  loss:  6.1384  memory: 49.66GiB(52.28%)  tps: 5,856  tflops: 339.16  mfu: 34.29%"
     priority = 100
+    samples = (
+        Sample(  # pytorch/torchtitan PR #1287 (Llama 3, `[rank0]:` prefix, GC and profiler lines between steps)
+            "[rank0]:[titan] 2025-06-16 22:30:48,735 - root - INFO - [GC] Peforming periodical GC collection. 0.06 "
+            "seconds.\n"
+            "[rank0]:[titan] 2025-06-16 22:30:50,322 - root - INFO - step: 200  loss:  6.1384  memory: "
+            "49.66GiB(52.28%)  tps: 5,856  tflops: 339.16  mfu: 34.29%\n"
+            "[rank0]:[titan] 2025-06-16 22:30:50,758 - root - INFO - Dumping profiler traces at step 200\n"
+            "[rank0]:[titan] 2025-06-16 22:30:50,976 - root - INFO - Finished dumping profiler traces in 0.22 "
+            "seconds\n"
+            "[rank0]:[titan] 2025-06-16 22:31:04,970 - root - INFO - step: 210  loss:  6.0388  memory: "
+            "49.66GiB(52.28%)  tps: 5,593  tflops: 323.92  mfu: 32.75%\n",
+            steps=(
+                (
+                    200,
+                    {
+                        "loss": 6.1384,
+                        "mem_gib": 49.66,
+                        "mem_pct": 52.28,
+                        "tokens_per_s_per_gpu": 5856,
+                        "tflops": 339.16,
+                        "mfu_pct": 34.29,
+                    },
+                ),
+                (210, {"loss": 6.0388, "tokens_per_s_per_gpu": 5593, "tflops": 323.92, "mfu_pct": 32.75}),
+            ),
+            ranks=(0, 0),
+        ),
+        Sample(  # pytorch/torchtitan PR #3393 (2026: grad_norm on the line)
+            "[rank0]:[titan] 2026-05-18 16:04:46,338 - root - INFO - step: 14  loss:  3.24405  grad_norm:  0.8319  "
+            "memory:  9.46GiB(64.99%)  tps: 7,282  tflops: 0.52  mfu: 0.17%\n"
+            "[rank0]:[titan] 2026-05-18 16:04:47,456 - root - INFO - step: 15  loss:  3.10680  grad_norm:  0.8587  "
+            "memory:  9.46GiB(64.99%)  tps: 7,334  tflops: 0.53  mfu: 0.17%\n",
+            steps=(
+                (14, {"loss": 3.24405, "grad_norm": 0.8319, "mem_gib": 9.46, "mem_pct": 64.99, "mfu_pct": 0.17}),
+                (15, {"loss": 3.10680, "grad_norm": 0.8587, "tokens_per_s_per_gpu": 7334, "tflops": 0.53}),
+            ),
+            ranks=(0, 0),
+        ),
+    )
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _LINE.match(text)
