@@ -264,7 +264,7 @@ def formats() -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 def serve(paths: tuple[str, ...], host: str, port: int) -> None:
     """Serve the dashboard to a browser (needs: pip install 'trainwatch-tui[web]'). No authentication."""
-    from trainwatch.ui.serve import run_server
+    from trainwatch.serve import run_server
 
     run_server(list(paths), host=host, port=port)
 

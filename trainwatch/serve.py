@@ -1,4 +1,4 @@
-"""`trainwatch serve`: the dashboard in a browser via textual-serve (optional extra [web]).
+"""`trainwatch serve` (CLI layer): the dashboard in a browser via textual-serve (optional extra [web]).
 
 textual-serve has no authentication: anyone who can reach the port sees the logs, so it
 binds 127.0.0.1 unless told otherwise, and says so loudly when it is not. Two browser-side
