@@ -18,6 +18,7 @@ import click
 from trainwatch import __version__
 from trainwatch.lines.sanitize import json_safe, printable
 from trainwatch.pipeline import Pipeline
+from trainwatch.sources.problems import ProblemKind
 from trainwatch.stderr import warn
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
 
@@ -96,10 +97,10 @@ def _pipeline_for_reading(paths: tuple[str, ...]) -> Pipeline:
     """A pipeline over paths that must exist now (summary, export, check)."""
     pipeline = Pipeline(list(paths))
     for problem in pipeline.problems:
-        if problem.endswith("no such file"):
-            _fail(problem)
+        if problem.kind is ProblemKind.MISSING:
+            _fail(problem.message)
     for problem in pipeline.problems:
-        warn(problem)
+        warn(problem.message)
     if not pipeline.readers:
         _fail("nothing to read")
     return pipeline
@@ -217,7 +218,7 @@ def export(
         return
     pipeline = Pipeline(list(paths), sink=writer.write, poll_interval=poll_interval, force_poll=poll)
     for problem in pipeline.problems:
-        warn(problem)
+        warn(problem.message)
     stop = threading.Event()
 
     def _stop(_signum: int, _frame: Any) -> None:

@@ -29,8 +29,9 @@ from trainwatch.lines.sanitize import printable
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
-from trainwatch.sources.discover import NOT_REGULAR, STOPPED, SourceSpec, expand, has_magic, rediscover
+from trainwatch.sources.discover import SourceSpec, expand, has_magic, rediscover
 from trainwatch.sources.poll import PollClock
+from trainwatch.sources.problems import Problem, ProblemKind
 from trainwatch.sources.stdin import StdinSource
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES, Ev, FileTail, TailEvent
 from trainwatch.sources.watch import DirWatcher, fstype_of, is_network_fs
@@ -282,7 +283,7 @@ class Pipeline:
         self.poll_interval = poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S
         self.force_poll = force_poll
         self.readers: dict[str, SourceReader] = {}
-        self.problems: list[str] = []
+        self.problems: list[Problem] = []
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -305,15 +306,15 @@ class Pipeline:
                 self._patterns.add(raw)
         self._note_skipped(problems)
 
-    def _note_skipped(self, problems: list[str]) -> None:
+    def _note_skipped(self, problems: list[Problem]) -> None:
         """A FIFO or device found in a directory or glob is not read, a walk stopped at its bound:
         the dashboard's source notes say so (on a file read from that PATH), as they say a file
         is unreadable."""
         skipped: dict[str, list[str]] = {}  # reader -> the entries skipped under its PATH
         for problem in problems:
-            path = problem.removesuffix(f": {NOT_REGULAR}")
-            if path == problem:
+            if problem.kind is not ProblemKind.NOT_REGULAR:
                 continue
+            path = problem.path
             for name, reader in self.readers.items():
                 pattern = reader.spec.pattern
                 if pattern is not None and _under(path, pattern):
@@ -325,14 +326,10 @@ class Pipeline:
                 state.note = printable(f"not read: {', '.join(paths)} (FIFOs and devices are not read)")
         # A directory walk that met its depth or count bound: on a file from it that has no note yet.
         for problem in problems:
-            if problem.endswith(STOPPED):
-                quiet = [
-                    r.state
-                    for r in self.readers.values()
-                    if r.spec.pattern and f" under {r.spec.pattern}: " in problem and not r.state.note
-                ]
+            if problem.kind is ProblemKind.WALK_STOPPED:
+                quiet = [r.state for r in self.readers.values() if r.spec.pattern == problem.path and not r.state.note]
                 if quiet:
-                    quiet[0].note = printable(problem)
+                    quiet[0].note = printable(problem.message)
 
     # -------------------------------------------------------------- plumbing
     def add_sink(self, sink: BatchSink) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.sources.discover import expand
+from trainwatch.sources.problems import ProblemKind
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "megatron__gpt2_deepspeed.log"
 NOT_READ = "not a regular file (FIFOs and devices are not read)"
@@ -54,7 +55,9 @@ def test_each_skipped_entry_is_one_stderr_line(logs: Path, args: list[str]) -> N
 def test_a_glob_reports_the_fifo_it_matches(logs: Path) -> None:
     specs, problems = expand([f"{logs}/*.log"])
     assert [s.name for s in specs] == [f"{logs}/out.log"]
-    assert problems == [f"{logs}/rank1.log: {NOT_READ}"]
+    assert [(p.kind, p.path, p.message) for p in problems] == [
+        (ProblemKind.NOT_REGULAR, f"{logs}/rank1.log", f"{logs}/rank1.log: {NOT_READ}")
+    ]
 
 
 def test_the_dashboard_header_notes_name_them(logs: Path) -> None:
