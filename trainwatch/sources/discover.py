@@ -9,6 +9,7 @@ meets a bound says so).
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import stat
@@ -159,6 +160,26 @@ def expand(paths: list[str]) -> tuple[list[SourceSpec], list[Problem]]:
                 problems.append(Problem(ProblemKind.MISSING, raw, f"{raw}: no such file"))
             add(SourceSpec(raw, raw))
     return specs, problems
+
+
+def glob_root(pattern: str) -> tuple[str, bool]:
+    """The directory a glob's matches appear under, and whether they may be deeper."""
+    parts = pattern.split(os.sep)
+    fixed: list[str] = []
+    for part in parts:
+        if has_magic(part):
+            break
+        fixed.append(part)
+    root = os.sep.join(fixed) or ("." if not pattern.startswith(os.sep) else os.sep)
+    magic_dirs = len(fixed) < len(parts) - 1
+    return root, magic_dirs or "**" in pattern
+
+
+def found_under(path: str, pattern: str) -> bool:
+    """`path` is found by this directory or glob PATH."""
+    if os.path.isdir(pattern):
+        return os.path.normpath(path).startswith(os.path.normpath(pattern) + os.sep)
+    return fnmatch.fnmatch(path, pattern) or path.startswith(glob_root(pattern)[0])
 
 
 def _not_regular(path: str) -> Problem:
