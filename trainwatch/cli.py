@@ -23,7 +23,6 @@ from trainwatch.stderr import warn
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
 
 EXIT_USAGE = 2
-COMMANDS = ("summary", "export", "check", "demo", "formats", "serve", "watch")
 
 
 class DefaultGroup(click.Group):

@@ -1,8 +1,9 @@
 """The store: every record the parsers produced, organised for the views.
 
-Written by one ingest thread, read by the UI on a timer and by `summary`. Writers hold
-`lock` while adding a batch; readers hold it while copying what they need. `version`
-grows with every change so a view can skip work when nothing changed.
+Written by one ingest thread: records through `add_many`, each source's state through the methods
+of its `SourceState`; both hold `lock`. Read by the UI on timers and by `summary`: readers hold
+`lock` while they copy what they need. `version` grows with every batch of records and every source
+added or dropped, so a view can skip work when nothing changed.
 """
 
 from __future__ import annotations
