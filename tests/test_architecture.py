@@ -5,9 +5,15 @@ textual-serve: starting them stays fast, and they work where only the core is in
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_logs" / "megatron__gpt2_deepspeed.log"
@@ -33,6 +39,15 @@ def test_the_import_contracts_are_kept() -> None:
     done = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "BROKEN" not in done.stdout
+
+
+def test_the_readme_draws_the_layers_of_the_contract() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["type"] == "layers")["layers"]
+    section = (ROOT / "README.md").read_text().split("## How it is built", 1)[1]
+    drawing = section.split("```", 2)[1]
+    drawn = [re.split(r"\s{2,}", line)[0] for line in drawing.splitlines() if line and not line[0].isspace()]
+    assert drawn == layers
 
 
 def _run_command(tmp_path: Path, *args: str) -> tuple[list[str], str]:
