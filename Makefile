@@ -25,13 +25,15 @@ test-deps:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	else echo "make: no Chromium for tests/web: apt-get install chromium, or set TRAINWATCH_CHROMIUM" >&2; fi
 
-test: $(STAMP) test-deps
+# The lint runs first: a layer crossed, a type error or an unformatted file fails CI (.ci/run runs `make test`).
+test: $(STAMP) test-deps lint
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check trainwatch tests
 	$(BIN)/ruff format --check trainwatch tests
 	$(BIN)/mypy trainwatch
+	$(BIN)/lint-imports
 
 fmt: $(STAMP)
 	$(BIN)/ruff format trainwatch tests

@@ -18,11 +18,11 @@ import click
 from trainwatch import __version__
 from trainwatch.lines.sanitize import json_safe, printable
 from trainwatch.pipeline import Pipeline
+from trainwatch.sources.problems import ProblemKind
 from trainwatch.stderr import warn
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
 
 EXIT_USAGE = 2
-COMMANDS = ("summary", "export", "check", "demo", "formats", "serve", "watch")
 
 
 class DefaultGroup(click.Group):
@@ -96,10 +96,10 @@ def _pipeline_for_reading(paths: tuple[str, ...]) -> Pipeline:
     """A pipeline over paths that must exist now (summary, export, check)."""
     pipeline = Pipeline(list(paths))
     for problem in pipeline.problems:
-        if problem.endswith("no such file"):
-            _fail(problem)
+        if problem.kind is ProblemKind.MISSING:
+            _fail(problem.message)
     for problem in pipeline.problems:
-        warn(problem)
+        warn(problem.message)
     if not pipeline.readers:
         _fail("nothing to read")
     return pipeline
@@ -226,7 +226,7 @@ def export(
         return
     pipeline = Pipeline(list(paths), sink=writer.write, poll_interval=poll_interval, force_poll=poll)
     for problem in pipeline.problems:
-        warn(problem)
+        warn(problem.message)
     stop = threading.Event()
 
     def _stop(_signum: int, _frame: Any) -> None:
@@ -273,7 +273,7 @@ def formats() -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 def serve(paths: tuple[str, ...], host: str, port: int) -> None:
     """Serve the dashboard to a browser (needs: pip install 'trainwatch-tui[web]'). No authentication."""
-    from trainwatch.ui.serve import run_server
+    from trainwatch.serve import run_server
 
     run_server(list(paths), host=host, port=port)
 

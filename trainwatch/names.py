@@ -1,4 +1,4 @@
-"""Canonical metric and phase names (shared/spec/records.md)."""
+"""Canonical metric and phase names (README "The record contract": canonical metric names, phase names)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from functools import lru_cache
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
-# The contract's metric names (shared/spec/records.md), in the order reports list them.
+# The contract's metric names (README "Canonical metric names"), in the order reports list them.
 CONTRACT_METRIC_ORDER = (
     "loss",
     "eval_loss",

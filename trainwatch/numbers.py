@@ -133,7 +133,3 @@ def parse_eta_s(text: str) -> float | None:
 def ms_to_s(value: float) -> float:
     """Milliseconds as printed (`907.6`) -> seconds without binary float noise (0.9076, not 0.9076000000000001)."""
     return round(value / 1000.0, 12)
-
-
-def is_bad(value: float) -> bool:
-    return math.isnan(value) or math.isinf(value)

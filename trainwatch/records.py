@@ -1,4 +1,4 @@
-"""The record contract (shared/spec/records.md) as typed, immutable data.
+"""The record contract (README "The record contract", ../shared/spec/records.md) as typed, immutable data.
 
 Parsers emit these; the store, the views and `export` consume them. Nothing else
 crosses the parser/store boundary.

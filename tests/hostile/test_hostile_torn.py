@@ -20,6 +20,7 @@ from pathlib import Path
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import Phases, Record, Step
+from trainwatch.sources.schedule import ROUND_BUDGET
 
 IT5 = (
     " iteration        5/ 1000000 | elapsed time per iteration (ms): 1196.2 | learning rate 7.500E-08 |"
@@ -117,7 +118,8 @@ def test_follow_stopped_mid_line_shows_but_does_not_parse_it(tmp_path: Path) -> 
     log.write_text(IT5 + IT15_CUT)
     records: list[Record] = []
     pipeline = Pipeline([str(log)], sink=records.extend, force_poll=True, poll_interval=0.02)
-    pipeline.pump_once()
+    for feed in pipeline.readers.values():  # one round of the follow loop
+        feed.pump(ROUND_BUDGET)
     pipeline.finish_all(final=False)  # following stopped: the writer may still be running
     assert set(_steps(records)) == {5}
     state = next(iter(pipeline.readers.values())).state

@@ -23,7 +23,6 @@ import pytest
 from _perf_corpus import DS_LINE, ITER_LINE, TIMERS_LINE, real_logs
 from conftest import seed
 
-from trainwatch import pipeline as pipeline_module
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers import runner
 from trainwatch.parsers.bulk import ColumnBlock
@@ -31,6 +30,7 @@ from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import to_dict
+from trainwatch.sources import reader as reader_module
 from trainwatch.store.store import Store
 from trainwatch.views.summary import summary_json
 
@@ -112,7 +112,7 @@ def _run(paths: list[str], bulk: bool, monkeypatch: pytest.MonkeyPatch) -> tuple
 @pytest.fixture
 def small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small logs through the bulk path: any read, shapes learned every few lines."""
-    monkeypatch.setattr(pipeline_module, "BULK_MIN_BYTES", 1)
+    monkeypatch.setattr(reader_module, "BULK_MIN_BYTES", 1)
     monkeypatch.setattr(runner, "BULK_SLICE", 2048)
 
 
@@ -174,7 +174,7 @@ def test_bulk_and_per_line_agree_on_a_big_log_with_a_restart_nan_and_a_second_ra
             (0.7, "(min, max) time across ranks (ms):\n    forward-compute ....: (1.0, 2.0)"),
         ],
     )
-    monkeypatch.setattr(pipeline_module, "BULK_MIN_BYTES", 1)
+    monkeypatch.setattr(reader_module, "BULK_MIN_BYTES", 1)
     _assert_same([str(path)], monkeypatch)
 
 

@@ -17,6 +17,8 @@ import pytest
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.sources.discover import expand
+from trainwatch.sources.problems import ProblemKind
+from trainwatch.sources.schedule import ROUND_BUDGET
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "megatron__gpt2_deepspeed.log"
 NOT_READ = "not a regular file (FIFOs and devices are not read)"
@@ -54,12 +56,14 @@ def test_each_skipped_entry_is_one_stderr_line(logs: Path, args: list[str]) -> N
 def test_a_glob_reports_the_fifo_it_matches(logs: Path) -> None:
     specs, problems = expand([f"{logs}/*.log"])
     assert [s.name for s in specs] == [f"{logs}/out.log"]
-    assert problems == [f"{logs}/rank1.log: {NOT_READ}"]
+    assert [(p.kind, p.path, p.message) for p in problems] == [
+        (ProblemKind.NOT_REGULAR, f"{logs}/rank1.log", f"{logs}/rank1.log: {NOT_READ}")
+    ]
 
 
 def test_the_dashboard_header_notes_name_them(logs: Path) -> None:
     pipeline = Pipeline([str(logs)])
-    while pipeline.pump_once():
+    while any([feed.pump(ROUND_BUDGET) for feed in pipeline.readers.values()]):
         pass
     state = pipeline.store.sources[str(logs / "out.log")]
     assert state.note == f"not read: {logs}/pipe, {logs}/rank1.log (FIFOs and devices are not read)"

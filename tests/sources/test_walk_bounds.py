@@ -14,6 +14,7 @@ from pathlib import Path
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.sources.discover import MAX_DEPTH, expand, walk_logs
+from trainwatch.sources.problems import Problem, ProblemKind
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "megatron__gpt2_deepspeed.log"
 
@@ -27,7 +28,7 @@ def _nest(root: Path, depth: int) -> Path:
 
 def test_a_walk_as_deep_as_its_bound_says_nothing(tmp_path: Path) -> None:
     shutil.copyfile(SAMPLE, _nest(tmp_path, MAX_DEPTH) / "out.log")
-    stopped: list[str] = []
+    stopped: list[Problem] = []
     assert len(walk_logs(str(tmp_path), stopped=stopped)) == 1
     assert stopped == []
 
@@ -40,17 +41,20 @@ def test_a_deeper_tree_is_said_once(tmp_path: Path) -> None:
     shutil.copyfile(SAMPLE, deep.parent / "lost_too.log")
     specs, problems = expand([str(tmp_path)])
     assert sorted(Path(s.name).name for s in specs) == ["last.log", "top.log"]
-    assert problems == [f"stopped at depth {MAX_DEPTH} under {tmp_path}: deeper files are not followed"]
+    assert [p.message for p in problems] == [
+        f"stopped at depth {MAX_DEPTH} under {tmp_path}: deeper files are not followed"
+    ]
+    assert [(p.kind, p.path) for p in problems] == [(ProblemKind.WALK_STOPPED, str(tmp_path))]
 
 
 def test_a_walk_that_reaches_its_count_says_so_only_when_more_are_left(tmp_path: Path) -> None:
     for i in range(5):
         shutil.copyfile(SAMPLE, tmp_path / f"rank{i}.log")
-    stopped: list[str] = []
+    stopped: list[Problem] = []
     assert len(walk_logs(str(tmp_path), limit=5, stopped=stopped)) == 5
     assert stopped == []
     assert len(walk_logs(str(tmp_path), limit=3, stopped=stopped)) == 3
-    assert stopped == [f"stopped after 3 files under {tmp_path}: more files are not read"]
+    assert [p.message for p in stopped] == [f"stopped after 3 files under {tmp_path}: more files are not read"]
 
 
 def test_summary_says_it_on_stderr_and_the_dashboard_in_a_source_note(tmp_path: Path) -> None:

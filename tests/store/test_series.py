@@ -55,7 +55,7 @@ def test_store_indexes_by_source_and_rank() -> None:
     assert loss is not None and list(loss.values) == [9.598498]
     assert store.get_series("out.log", 0, "forward", kind="phase") is not None
     assert store.event_counts["overflow"] == 1
-    assert store.all_ranks() == [0]
+    assert store.ranks == {0}
     v = store.version
     store.touch()
     assert store.version == v + 1

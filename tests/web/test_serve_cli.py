@@ -23,7 +23,7 @@ from _browser_cdp import end_process_group
 from _serve_helpers import free_port, listening_addresses, seed_004_copy, server_stderr, start_serve, wait_for_port
 from aiohttp.test_utils import TestClient, TestServer
 
-from trainwatch.ui import serve
+from trainwatch import serve
 
 
 @pytest.fixture(scope="module")

@@ -106,8 +106,10 @@ class Parser(ABC):
     example: ClassVar[str] = ""
     # Real lines of the family and the records they give, checked by one test for every format.
     samples: ClassVar[tuple[Sample, ...]] = ()
-    # Lines are offered to parsers in ascending priority; the first that understands a
-    # line wins. Specific formats ~100, cross-format events ~500, generic fallback ~900.
+    # The first parser that understands a line wins. A line is offered first to the parsers with
+    # a trigger it holds, in ascending priority; only if none understood it, to the parsers
+    # without triggers, again in ascending priority (`runner.SourceParser`). Specific formats
+    # ~100, cross-format events ~500, generic fallback ~900.
     priority: ClassVar[int] = 100
 
     @abstractmethod

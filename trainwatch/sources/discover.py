@@ -9,19 +9,20 @@ meets a bound says so).
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import stat
 from dataclasses import dataclass
 
+from trainwatch.sources.problems import Problem, ProblemKind
+
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".stdout", ".stderr")
 MAX_DEPTH = 12
 MAX_FILES = 4096
 NOT_REGULAR = "not a regular file (FIFOs and devices are not read)"
-# How a walk that met its depth or count bound ends what it says.
 DEEPER_NOT_FOLLOWED = "deeper files are not followed"
 MORE_NOT_READ = "more files are not read"
-STOPPED = (DEEPER_NOT_FOLLOWED, MORE_NOT_READ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,7 @@ def _special(path: str) -> bool:
 
 
 def walk_logs(
-    root: str, limit: int = MAX_FILES, skipped: list[str] | None = None, stopped: list[str] | None = None
+    root: str, limit: int = MAX_FILES, skipped: list[str] | None = None, stopped: list[Problem] | None = None
 ) -> list[str]:
     """Log-like regular files under root, sorted, symlink loops cut; FIFOs, sockets and
     devices (whatever their name) are not read, and listed in `skipped` when given. A walk
@@ -105,7 +106,7 @@ def walk_logs(
 
     visit(root, 0)
     if stopped is not None:
-        stopped += bounds.values()
+        stopped += [Problem(ProblemKind.WALK_STOPPED, root, said) for said in bounds.values()]
     return found
 
 
@@ -113,14 +114,15 @@ def has_magic(path: str) -> bool:
     return glob.has_magic(path)
 
 
-def expand(paths: list[str]) -> tuple[list[SourceSpec], list[str]]:
-    """Sources for the given PATHs, and a message for each PATH that matched nothing now.
+def expand(paths: list[str]) -> tuple[list[SourceSpec], list[Problem]]:
+    """Sources for the given PATHs, and a `Problem` for each PATH that matched nothing now or
+    found something that is not read.
 
     A missing plain file is still returned (followers wait for it to appear); callers that
     read once report it as an error.
     """
     specs: list[SourceSpec] = []
-    problems: list[str] = []
+    problems: list[Problem] = []
     seen: set[str] = set()
 
     def add(spec: SourceSpec) -> None:
@@ -133,31 +135,55 @@ def expand(paths: list[str]) -> tuple[list[SourceSpec], list[str]]:
             add(SourceSpec("-", None))
         elif os.path.isdir(raw):
             skipped: list[str] = []
-            stopped: list[str] = []
+            stopped: list[Problem] = []
             files = walk_logs(raw, skipped=skipped, stopped=stopped)
-            problems += [f"{path}: {NOT_REGULAR}" for path in skipped]
+            problems += [_not_regular(path) for path in skipped]
             problems += stopped
             if not files:
-                problems.append(f"{raw}: no log files in this directory yet")
+                problems.append(Problem(ProblemKind.EMPTY, raw, f"{raw}: no log files in this directory yet"))
             for f in files:
                 add(SourceSpec(f, f, pattern=raw))
         elif has_magic(raw) and not os.path.lexists(raw):
             # `[bold]x.log` that exists is a file name, not a pattern
             found = sorted(glob.glob(raw, recursive=True))
-            problems += [f"{m}: {NOT_REGULAR}" for m in found if _special(m)]
+            problems += [_not_regular(m) for m in found if _special(m)]
             matches = [m for m in found if _regular_file(m)]
             if not matches:
-                problems.append(f"{raw}: no file matches this pattern yet")
+                problems.append(Problem(ProblemKind.EMPTY, raw, f"{raw}: no file matches this pattern yet"))
             for m in matches:
                 add(SourceSpec(m, m, pattern=raw))
         else:
             if os.path.exists(raw) and not _regular_file(raw):
-                problems.append(f"{raw}: {NOT_REGULAR}")
+                problems.append(_not_regular(raw))
                 continue
             if not os.path.exists(raw):
-                problems.append(f"{raw}: no such file")
+                problems.append(Problem(ProblemKind.MISSING, raw, f"{raw}: no such file"))
             add(SourceSpec(raw, raw))
     return specs, problems
+
+
+def glob_root(pattern: str) -> tuple[str, bool]:
+    """The directory a glob's matches appear under, and whether they may be deeper."""
+    parts = pattern.split(os.sep)
+    fixed: list[str] = []
+    for part in parts:
+        if has_magic(part):
+            break
+        fixed.append(part)
+    root = os.sep.join(fixed) or ("." if not pattern.startswith(os.sep) else os.sep)
+    magic_dirs = len(fixed) < len(parts) - 1
+    return root, magic_dirs or "**" in pattern
+
+
+def found_under(path: str, pattern: str) -> bool:
+    """`path` is found by this directory or glob PATH."""
+    if os.path.isdir(pattern):
+        return os.path.normpath(path).startswith(os.path.normpath(pattern) + os.sep)
+    return fnmatch.fnmatch(path, pattern) or path.startswith(glob_root(pattern)[0])
+
+
+def _not_regular(path: str) -> Problem:
+    return Problem(ProblemKind.NOT_REGULAR, path, f"{path}: {NOT_REGULAR}")
 
 
 def rediscover(pattern: str) -> list[str]:

@@ -1,8 +1,9 @@
 """The store: every record the parsers produced, organised for the views.
 
-Written by one ingest thread, read by the UI on a timer and by `summary`. Writers hold
-`lock` while adding a batch; readers hold it while copying what they need. `version`
-grows with every change so a view can skip work when nothing changed.
+Written by one ingest thread: records through `add_many`, each source's state through the methods
+of its `SourceState`; both hold `lock`. Read by the UI on timers and by `summary`: readers hold
+`lock` while they copy what they need. `version` grows with every batch of records and every source
+added or dropped, so a view can skip work when nothing changed.
 """
 
 from __future__ import annotations
@@ -70,7 +71,10 @@ _DIGITS = re.compile(r"(\d+)")
 
 @dataclass
 class SourceState:
-    """What the views show about one source besides its records."""
+    """What the views show about one source besides its records.
+
+    The ingest thread changes it only through the methods below, which hold `lock` (the store's):
+    the dashboard copies the raw-line ring under the same lock, never while it changes."""
 
     source: str
     path: str | None = None
@@ -93,8 +97,82 @@ class SourceState:
     note: str = ""  # a problem to show: unreadable, truncated, rotated...
     ended: bool = False  # stdin closed / file read to the end without follow
     # Last sanitized lines as (line_no, text), appended by the reader thread; the UI copies
-    # it with list() so it never reads files itself.
+    # it (`lines()`) instead of reading the file again.
     recent: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=RECENT_LINES))
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ write
+    def add_lines(self, lines: Iterable[tuple[int, str]]) -> None:
+        """Complete lines (or a marker, numbered 0) for the raw-log ring."""
+        with self.lock:
+            self.recent.extend(lines)
+
+    def read_progress(
+        self, *, size: int, offset: int, mtime: float | None, catching_up: bool, got_data: bool, note: str | None
+    ) -> None:
+        """What a read found. A note replaces the last one; data ends a "waiting for the file" note."""
+        with self.lock:
+            if got_data:
+                self.last_data_wall = _time.time()
+                self.last_data_monotonic = _time.monotonic()
+            if note is not None:
+                self.note = note
+            elif got_data and self.note.startswith("waiting"):
+                self.note = ""
+            self.size, self.offset, self.mtime, self.catching_up = size, offset, mtime, catching_up
+
+    def caught_up(self) -> None:
+        """The reader reached the end of what was written: steps stored after this arrived live."""
+        with self.lock:
+            if self.caught_up_monotonic is None:
+                self.caught_up_monotonic = _time.monotonic()
+
+    def parse_counts(
+        self,
+        *,
+        formats: list[str],
+        lines: int,
+        not_understood: int,
+        duplicate_steps: int,
+        parser_errors: int,
+        ranks_seen: Iterable[int],
+    ) -> None:
+        """The parser's counts, copied after a read that parsed something."""
+        with self.lock:
+            self.formats, self.lines, self.not_understood = formats, lines, not_understood
+            self.duplicate_steps, self.parser_errors, self.ranks_seen = duplicate_steps, parser_errors, set(ranks_seen)
+
+    def set_path(self, path: str | None) -> None:
+        with self.lock:
+            self.path = path
+
+    def set_follow_mode(self, mode: str) -> None:
+        """How the source is followed: "inotify", "polling (nfs)", "stdin" ("" when read once)."""
+        with self.lock:
+            self.follow_mode = mode
+
+    def note_if_none(self, note: str) -> bool:
+        """Say `note` unless something is said already; True if it was."""
+        with self.lock:
+            if self.note:
+                return False
+            self.note = note
+            return True
+
+    def end(self) -> None:
+        """Nothing more will be read."""
+        with self.lock:
+            self.ended, self.catching_up = True, False
+
+    # ------------------------------------------------------------------- read
+    def lines_now(self) -> list[tuple[int, str]]:
+        """A copy of the raw-log ring."""
+        with self.lock:
+            return list(self.recent)
+
+    def last_line_no(self) -> int | None:
+        with self.lock:
+            return self.recent[-1][0] if self.recent else None
 
 
 @dataclass
@@ -149,11 +227,19 @@ class Store:
 
     # ------------------------------------------------------------------ write
     def source(self, name: str) -> SourceState:
-        state = self.sources.get(name)
-        if state is None:
-            state = self.sources[name] = SourceState(name)
+        """The state of source `name`, made when it is new."""
+        with self.lock:
+            state = self.sources.get(name)
+            if state is None:
+                state = self.sources[name] = SourceState(name, lock=self.lock)
+                self.version += 1
+            return state
+
+    def drop_source(self, name: str) -> None:
+        """Source `name` is no longer read (a PATH that turned out to be a directory)."""
+        with self.lock:
+            self.sources.pop(name, None)
             self.version += 1
-        return state
 
     def add_many(self, records: Iterable[Record | ColumnBlock]) -> None:
         """Records, and the column blocks of the catch-up path (the same records, in columns)."""
@@ -202,7 +288,7 @@ class Store:
         if rank is not None:
             self.ranks.add(rank)
         if source not in self.sources:
-            self.sources[source] = SourceState(source)
+            self.sources[source] = SourceState(source, lock=self.lock)
         if record.attempt > self.current_attempt:
             self.current_attempt = record.attempt
         t = _epoch(record.time) if record.time is not None else math.nan
@@ -277,7 +363,7 @@ class Store:
         every record the pipeline delivered before it."""
         source = block.source
         if source not in self.sources:
-            self.sources[source] = SourceState(source)
+            self.sources[source] = SourceState(source, lock=self.lock)
         groups = block.ordered()
         columns = {id(g): g.columns() for g in groups}  # (converted in the parser's thread)
         by_key: dict[tuple[int, str], list] = {}
@@ -350,11 +436,6 @@ class Store:
             self._derived[name] = (self.version, value)
             return value
 
-    def rank_keys(self) -> list[RankKey]:
-        with self.lock:
-            keys = set(self.latest) | set(self.latest_phases)
-        return sorted(keys, key=key_order)
-
     def metric_names(self, kind: str = "metric") -> list[str]:
         with self.lock:
             return sorted({k.name for k in self.series if k.kind == kind})
@@ -373,7 +454,3 @@ class Store:
     def series_for(self, name: str, kind: str = "metric") -> dict[RankKey, Series]:
         with self.lock:
             return {k.owner: s for k, s in self.series.items() if k.kind == kind and k.name == name}
-
-    def all_ranks(self) -> list[int]:
-        with self.lock:
-            return sorted(self.ranks)

@@ -1,1 +1,2 @@
-"""The Textual dashboard: reads the store on timers, never parses or reads files itself."""
+"""The Textual dashboard: draws the store on timers and never parses. The one file it reads itself
+is an excerpt of a source around a line the user jumps to (`linereader`, in a worker thread)."""

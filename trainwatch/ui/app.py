@@ -603,7 +603,7 @@ def run_dashboard(paths: list[str], poll: bool = False, poll_interval: float | N
     app = TrainwatchApp(paths, poll=poll, poll_interval=poll_interval)
     if app.pipeline is not None and not app.pipeline.readers:
         for problem in app.pipeline.problems:
-            warn(problem)
+            warn(problem.message)
     app.run()
 
 

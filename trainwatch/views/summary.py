@@ -116,7 +116,7 @@ def _num(v: float) -> float | int | str | None:
 
 
 def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
-    """The contract's summary object (trainwatch/spec: `summary --json`), plus documented extensions."""
+    """The contract's summary object (README "`summary --json`"), plus documented extensions."""
     status = run_status(store, now)
     found = findings(store, now, status=status)
     slow = stragglers(store)

@@ -25,13 +25,8 @@ def fmt_line(no: int, text: str, mark: bool = False) -> str:
 
 
 def snapshot_ring(state: SourceState) -> Lines:
-    """Copy the reader thread's deque (list() of a deque is atomic under the GIL; retry if not)."""
-    for _ in range(3):
-        try:
-            return list(state.recent)
-        except RuntimeError:
-            continue
-    return []
+    """A copy of the ring the reader thread appends to (under the store's lock: never half-written)."""
+    return state.lines_now()
 
 
 def last_index(lines: Lines, no: int) -> int | None:
@@ -105,8 +100,8 @@ class LogPane(Vertical):
         if state is None or self.context_of is not None:
             self._status()
             return
-        recent = state.recent
-        if recent and recent[-1][0] == self._last_no:  # nothing new: no copy of the ring
+        last = state.last_line_no()
+        if last is not None and last == self._last_no:  # nothing new: no copy of the ring
             self._status()
             return
         ring = snapshot_ring(state)

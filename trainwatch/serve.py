@@ -1,4 +1,4 @@
-"""`trainwatch serve`: the dashboard in a browser via textual-serve (optional extra [web]).
+"""`trainwatch serve` (CLI layer): the dashboard in a browser via textual-serve (optional extra [web]).
 
 textual-serve has no authentication: anyone who can reach the port sees the logs, so it
 binds 127.0.0.1 unless told otherwise, and says so loudly when it is not. Two browser-side
@@ -110,7 +110,7 @@ def run_server(paths: list[str], host: str = "127.0.0.1", port: int = 8000) -> N
         sys.exit(EXIT_USAGE)
     _specs, problems = expand(paths)
     for problem in problems:
-        warn(problem)
+        warn(problem.message)
     if not is_loopback(host):
         click.echo(exposure_warning(host, port), err=True)
     server = make_server(dashboard_command(paths), host, port)
