@@ -22,19 +22,19 @@ from trainwatch.stderr import warn
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
 
 EXIT_USAGE = 2
-COMMANDS = ("summary", "export", "check", "demo", "formats", "serve", "watch")
+COMMANDS = ("open", "summary", "export", "check", "watch", "demo", "formats", "serve")
 
 
 class DefaultGroup(click.Group):
-    """`trainwatch PATH...` means `trainwatch watch PATH...`. Click's own errors quote what the
+    """`trainwatch PATH...` means `trainwatch open PATH...` (the dashboard). Click's own errors quote what the
     user passed (`-o DIR`: "'DIR' is a directory"), which may be a hostile name that tab
     completion filled in: their message is made `printable` before Click prints it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version", "--debug"):
-            args = ["watch", *args]
+            args = ["open", *args]
         elif len(args) > 1 and args[0] == "--debug" and args[1] not in self.commands:
-            args = ["--debug", "watch", *args[1:]]
+            args = ["--debug", "open", *args[1:]]
         try:
             return super().parse_args(ctx, args)
         except click.ClickException as exc:
@@ -124,7 +124,7 @@ def main(ctx: click.Context, debug: bool) -> None:
         click.echo(ctx.get_help())
 
 
-@main.command()
+@main.command("open")
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
@@ -136,7 +136,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     " 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
 @click.pass_context
-def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
+def open_dashboard(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
     """Open the live dashboard on PATHS (files, directories, globs, or - for stdin)."""
     if not sys.stdout.isatty():
         warn("stdout is not a terminal; printing the summary instead of the dashboard")
