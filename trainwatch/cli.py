@@ -1,4 +1,4 @@
-"""Command line: `trainwatch PATH...` (dashboard), summary, export, check, demo, formats, serve.
+"""Command line: `trainwatch PATH...` (`open`: the dashboard), summary, export, check, watch, demo, formats, serve.
 
 Exit codes: 0 ok; 1 `check` found the run stalled, crashed or producing NaN; 2 usage error
 (missing file, unknown option); 3 `check` recognised no training step (status unknown). No command prints a Python traceback unless `--debug`.
@@ -20,6 +20,8 @@ from trainwatch.lines.sanitize import json_safe, printable
 from trainwatch.pipeline import Pipeline
 from trainwatch.stderr import warn
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
+from trainwatch.views.hooks import TIMEOUT_S
+from trainwatch.views.watch_options import EVERY_S, SETTLE_S, WatchOptions
 
 EXIT_USAGE = 2
 COMMANDS = ("open", "summary", "export", "check", "watch", "demo", "formats", "serve")
@@ -117,6 +119,8 @@ def main(ctx: click.Context, debug: bool) -> None:
       trainwatch summary logs/ --json  one report, for scripts
       trainwatch export logs/ -f       records as JSONL while the run goes on
       trainwatch check logs/out.log    exit 1 if stalled, crashed or NaN; 3 if unknown
+      trainwatch watch logs/ --on-change 'notify-send "$TRAINWATCH_REASON"'
+                                       one line (and CMD) per change of status or new finding
       trainwatch demo                  replay a bundled log live
     """
     ctx.obj = {"debug": debug}
@@ -240,6 +244,88 @@ def export(
         writer.close()
     except BrokenPipeError:
         sys.stderr.close()
+
+
+@main.command()
+@patterns_option
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--on-change",
+    "on_change",
+    metavar="CMD",
+    help="Shell command run for each line printed, with TRAINWATCH_STATUS, _REASON, _SOURCE, _STEP, _FINDING set.",
+)
+@click.option(
+    "--every",
+    type=click.FloatRange(min=0.05),
+    default=EVERY_S,
+    show_default=True,
+    help="Seconds between two looks at the run.",
+)
+@click.option(
+    "--settle",
+    type=click.FloatRange(min=0.0),
+    default=SETTLE_S,
+    show_default=True,
+    help="Seconds a new status or finding must hold before it is told; a run going back and forth must"
+    " hold 20 times as long.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=TIMEOUT_S,
+    show_default=True,
+    help="Seconds CMD may run before it is killed (reported; the watch goes on).",
+)
+@click.option(
+    "--stall-after",
+    type=float,
+    default=None,
+    help="Seconds without a step that count as stalled (default: from the log's own cadence).",
+)
+@click.option("--forever", is_flag=True, help="Keep watching after the run finished or crashed (a relaunch).")
+@click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
+@click.option(
+    "--poll-interval", type=float, default=None, help="Seconds between two full reads of a polled file (default 0.25)."
+)
+def watch(
+    paths: tuple[str, ...],
+    on_change: str | None,
+    every: float,
+    settle: float,
+    timeout: float,
+    stall_after: float | None,
+    forever: bool,
+    poll: bool,
+    poll_interval: float | None,
+) -> None:
+    """Follow PATHS without a screen: one line per change of status and per new error or warning
+    finding, each also running CMD; exits once the run finished or crashed (status as `check`'s
+    exit code) unless --forever."""
+    from trainwatch.views.watch_loop import run_watch
+
+    pipeline = Pipeline(list(paths), poll_interval=poll_interval, force_poll=poll)
+    for problem in pipeline.problems:
+        warn(problem)
+    stop = threading.Event()
+
+    def _stop(_signum: int, _frame: Any) -> None:
+        stop.set()  # (nothing else: the main thread may hold any lock when a handler runs)
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+
+    def emit(line: str) -> None:
+        click.echo(line)
+        sys.stdout.flush()
+
+    options = WatchOptions(on_change, every, settle, timeout, stall_after, forever)
+    try:
+        code = run_watch(pipeline, options, stop, emit, warn)
+    except BrokenPipeError:
+        sys.stderr.close()
+        code = 0
+    sys.exit(code)
 
 
 @main.command()
