@@ -6,7 +6,8 @@ and the error and warning `findings` — and `ChangeDetector` turns the sequence
 notices, one per change of status and one per new finding.
 
 When a change is told (the rule the README documents):
-- the first look (once the backlog is read) is the baseline, told at once with its findings;
+- the first look (once the backlog is read) is the baseline, told at once with its findings (the
+  user's command runs for it unless it is running or unknown: nothing needs the user yet);
 - a new status is told once it has held for the settle time (a traceback printed in the middle of
   training reads "crashed" until the next step; a run finishing its eval reads "running" again);
 - a run that goes back and forth is told once: after two changes told within the flap window
@@ -29,7 +30,11 @@ from trainwatch.store.store import Store
 
 TOLD_SEVERITIES = ("error", "warning")
 STATUS_FINDINGS = ("crash", "stall")  # already told by the status line
-ENDS = ("finished", "crashed")  # the watch stops once one of these is told (unless --forever)
+ENDS = ("finished", "crashed")
+QUIET_START = (
+    "running",
+    "unknown",
+)  # a watch starting on these prints them without running CMD  # the watch stops once one of these is told (unless --forever)
 MAX_SOURCES_NAMED = 1  # `a.log and 3 more`: an environment variable, not a listing
 
 FindingKey = tuple[str, tuple[int, ...], tuple[str | None, ...]]
@@ -58,6 +63,7 @@ class Notice:
     finding: str = ""  # the finding's kind; "" for a change of status
     severity: str = ""  # the finding's severity
     unreported: int = 0  # changes that did not hold since the last status told
+    calls_hook: bool = True  # False for the starting status when it asks nothing of the user
 
     def line(self) -> str:
         """`2026-05-01 03:12:09 crashed: rank 1 RuntimeError: boom after step 12 [out.log]`."""
@@ -180,7 +186,8 @@ class ChangeDetector:
         return self.told_status in ENDS
 
     def _tell(self, j: Judgement, now: float, change: bool) -> Notice:
-        notice = Notice(now, j.status, j.reason, j.source, j.step, unreported=self._unreported)
+        calls = change or j.status not in QUIET_START
+        notice = Notice(now, j.status, j.reason, j.source, j.step, unreported=self._unreported, calls_hook=calls)
         self.told_status = j.status
         self._candidate = None
         self._unreported = 0

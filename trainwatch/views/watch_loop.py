@@ -47,7 +47,7 @@ def run_watch(
     def tell(notices: list[Notice]) -> None:
         for notice in notices:
             emit(notice.line())
-            if hooks is not None:
+            if hooks is not None and notice.calls_hook:
                 hooks.submit(f"{notice.severity} {notice.finding}" if notice.finding else notice.status, notice.env())
 
     try:
