@@ -103,6 +103,7 @@ class Watch:
         )
         self.out: list[str] = []
         self.err: list[str] = []
+        self.arrived: dict[str, float] = {}  # each line (stdout or stderr) -> when it first came
         self._threads = [
             threading.Thread(target=self._read, args=(self.proc.stdout, self.out), daemon=True),
             threading.Thread(target=self._read, args=(self.proc.stderr, self.err), daemon=True),
@@ -110,10 +111,11 @@ class Watch:
         for t in self._threads:
             t.start()
 
-    @staticmethod
-    def _read(stream: object, into: list[str]) -> None:
+    def _read(self, stream: object, into: list[str]) -> None:
         for raw in stream:  # type: ignore[attr-defined]
-            into.append(raw.decode("utf-8", "replace").rstrip("\n"))
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self.arrived.setdefault(line, time.monotonic())
+            into.append(line)
 
     def wait_for(self, done: Callable[[list[str]], bool], timeout: float = 20.0) -> bool:
         deadline = time.monotonic() + timeout
@@ -183,7 +185,7 @@ def test_a_hanging_command_is_killed_at_its_timeout_and_the_watch_goes_on(tmp_pa
     sleeper = tmp_path / "sleep.pid"
     # for the stall: hang (a child that outlives a plain kill of the shell); for the crash: return
     command = f'{record}; if [ "$TRAINWATCH_STATUS" = stalled ]; then sleep 60 & echo $! > {sleeper}; wait; fi'
-    watch = Watch(str(log), "--on-change", command, "--timeout", "1", "--stall-after", "1", *FAST)
+    watch = Watch(str(log), "--on-change", command, "--timeout", "3", "--stall-after", "1", *FAST)
     writer = None
     try:
         assert watch.wait_for(lambda out: any(" running: step 8" in line for line in out)), (watch.out, watch.err)
@@ -198,7 +200,10 @@ def test_a_hanging_command_is_killed_at_its_timeout_and_the_watch_goes_on(tmp_pa
     assert statuses(watch.out) == ["running", "stalled", "crashed"], watch.out
     assert "stalled: no step for" in watch.out[1]
     assert [c["TRAINWATCH_STATUS"] for c in calls_of(calls)] == ["stalled", "crashed"]
-    assert "trainwatch: on-change command for stalled timed out after 1 s and was killed" in watch.err
+    killed = "trainwatch: on-change command for stalled timed out after 3 s and was killed"
+    assert killed in watch.err
+    # the crash (about 1.5 s after the stall) was told while the stall's command still hung
+    assert watch.arrived[watch.out[2]] < watch.arrived[killed]
     assert took < 15, took  # not the 60 s the command wanted
     pid = int(sleeper.read_text())
     assert not _alive(pid), "the command's own child outlived its timeout"
