@@ -253,10 +253,12 @@ def export(
     "--on-change",
     "on_change",
     metavar="CMD",
-    help="Shell command run for each line printed, with TRAINWATCH_STATUS, _REASON, _SOURCE, _STEP, _FINDING set.",
+    help="Shell command run for each change and new finding (not for a run found running at the start),"
+    " with TRAINWATCH_STATUS, _REASON, _SOURCE, _STEP, _FINDING in its environment.",
 )
 @click.option(
     "--every",
+    metavar="SECONDS",
     type=click.FloatRange(min=0.05),
     default=EVERY_S,
     show_default=True,
@@ -264,6 +266,7 @@ def export(
 )
 @click.option(
     "--settle",
+    metavar="SECONDS",
     type=click.FloatRange(min=0.0),
     default=SETTLE_S,
     show_default=True,
@@ -272,6 +275,7 @@ def export(
 )
 @click.option(
     "--timeout",
+    metavar="SECONDS",
     type=click.FloatRange(min=0.1),
     default=TIMEOUT_S,
     show_default=True,
