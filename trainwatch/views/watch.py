@@ -30,11 +30,8 @@ from trainwatch.store.store import Store
 
 TOLD_SEVERITIES = ("error", "warning")
 STATUS_FINDINGS = ("crash", "stall")  # already told by the status line
-ENDS = ("finished", "crashed")
-QUIET_START = (
-    "running",
-    "unknown",
-)  # a watch starting on these prints them without running CMD  # the watch stops once one of these is told (unless --forever)
+ENDS = ("finished", "crashed")  # the watch stops once one of these is told (unless --forever)
+QUIET_START = ("running", "unknown")  # a watch starting on these prints them without running CMD
 MAX_SOURCES_NAMED = 1  # `a.log and 3 more`: an environment variable, not a listing
 
 FindingKey = tuple[str, tuple[int, ...], tuple[str | None, ...]]
