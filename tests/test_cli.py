@@ -43,7 +43,7 @@ def test_version_and_help() -> None:
     assert v.returncode == 0 and __version__ in v.stdout
     h = tw("--help")
     assert h.returncode == 0
-    for command in ("summary", "export", "check", "demo", "formats", "serve"):
+    for command in ("open", "summary", "export", "check", "watch", "demo", "formats", "serve"):
         assert command in h.stdout
 
 

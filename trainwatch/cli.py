@@ -1,4 +1,4 @@
-"""Command line: `trainwatch PATH...` (dashboard), summary, export, check, demo, formats, serve.
+"""Command line: `trainwatch PATH...` (`open`: the dashboard), summary, export, check, watch, demo, formats, serve.
 
 Exit codes: 0 ok; 1 `check` found the run stalled, crashed or producing NaN; 2 usage error
 (missing file, unknown option); 3 `check` recognised no training step (status unknown). No command prints a Python traceback unless `--debug`.
@@ -21,20 +21,22 @@ from trainwatch.pipeline import Pipeline
 from trainwatch.sources.problems import ProblemKind
 from trainwatch.stderr import warn
 from trainwatch.views.export import FORMATS, CsvWriter, JsonlWriter
+from trainwatch.views.hooks import TIMEOUT_S
+from trainwatch.views.watch_options import EVERY_S, SETTLE_S, WatchOptions
 
 EXIT_USAGE = 2
 
 
 class DefaultGroup(click.Group):
-    """`trainwatch PATH...` means `trainwatch watch PATH...`. Click's own errors quote what the
+    """`trainwatch PATH...` means `trainwatch open PATH...` (the dashboard). Click's own errors quote what the
     user passed (`-o DIR`: "'DIR' is a directory"), which may be a hostile name that tab
     completion filled in: their message is made `printable` before Click prints it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help", "--version", "--debug"):
-            args = ["watch", *args]
+            args = ["open", *args]
         elif len(args) > 1 and args[0] == "--debug" and args[1] not in self.commands:
-            args = ["--debug", "watch", *args[1:]]
+            args = ["--debug", "open", *args[1:]]
         try:
             return super().parse_args(ctx, args)
         except click.ClickException as exc:
@@ -117,6 +119,8 @@ def main(ctx: click.Context, debug: bool) -> None:
       trainwatch summary logs/ --json  one report, for scripts
       trainwatch export logs/ -f       records as JSONL while the run goes on
       trainwatch check logs/out.log    exit 1 if stalled, crashed or NaN; 3 if unknown
+      trainwatch watch logs/ --on-change 'notify-send "$TRAINWATCH_REASON"'
+                                       one line (and CMD) per change of status or new finding
       trainwatch demo                  replay a bundled log live
     """
     ctx.obj = {"debug": debug}
@@ -124,7 +128,7 @@ def main(ctx: click.Context, debug: bool) -> None:
         click.echo(ctx.get_help())
 
 
-@main.command()
+@main.command("open")
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
@@ -136,7 +140,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     " 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
 @click.pass_context
-def watch(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
+def open_dashboard(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
     """Open the live dashboard on PATHS (files, directories, globs, or - for stdin)."""
     if not sys.stdout.isatty():
         warn("stdout is not a terminal; printing the summary instead of the dashboard")
@@ -240,6 +244,92 @@ def export(
         writer.close()
     except BrokenPipeError:
         sys.stderr.close()
+
+
+@main.command()
+@patterns_option
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--on-change",
+    "on_change",
+    metavar="CMD",
+    help="Shell command run for each change and new finding (not for a run found running at the start),"
+    " with TRAINWATCH_STATUS, _REASON, _SOURCE, _STEP, _FINDING in its environment.",
+)
+@click.option(
+    "--every",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0.05),
+    default=EVERY_S,
+    show_default=True,
+    help="Seconds between two looks at the run.",
+)
+@click.option(
+    "--settle",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0.0),
+    default=SETTLE_S,
+    show_default=True,
+    help="Seconds a new status or finding must hold before it is told; a run going back and forth must"
+    " hold 20 times as long.",
+)
+@click.option(
+    "--timeout",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0.1),
+    default=TIMEOUT_S,
+    show_default=True,
+    help="Seconds CMD may run before it is killed (reported; the watch goes on).",
+)
+@click.option(
+    "--stall-after",
+    type=float,
+    default=None,
+    help="Seconds without a step that count as stalled (default: from the log's own cadence).",
+)
+@click.option("--forever", is_flag=True, help="Keep watching after the run finished or crashed (a relaunch).")
+@click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
+@click.option(
+    "--poll-interval", type=float, default=None, help="Seconds between two full reads of a polled file (default 0.25)."
+)
+def watch(
+    paths: tuple[str, ...],
+    on_change: str | None,
+    every: float,
+    settle: float,
+    timeout: float,
+    stall_after: float | None,
+    forever: bool,
+    poll: bool,
+    poll_interval: float | None,
+) -> None:
+    """Follow PATHS without a screen: one line per change of status and per new error or warning
+    finding, each also running CMD; exits once the run finished or crashed (status as `check`'s
+    exit code) unless --forever."""
+    from trainwatch.views.watch_loop import run_watch
+
+    pipeline = Pipeline(list(paths), poll_interval=poll_interval, force_poll=poll)
+    for problem in pipeline.problems:
+        warn(problem)
+    stop = threading.Event()
+
+    def _stop(_signum: int, _frame: Any) -> None:
+        stop.set()  # (nothing else: the main thread may hold any lock when a handler runs)
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+
+    def emit(line: str) -> None:
+        click.echo(line)
+        sys.stdout.flush()
+
+    options = WatchOptions(on_change, every, settle, timeout, stall_after, forever)
+    try:
+        code = run_watch(pipeline, options, stop, emit, warn)
+    except BrokenPipeError:
+        sys.stderr.close()
+        code = 0
+    sys.exit(code)
 
 
 @main.command()

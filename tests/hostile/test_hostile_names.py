@@ -145,7 +145,7 @@ def _logs_shown(hostile: Path) -> set[str]:
         ["check"],
         ["export"],
         ["export", "--format", "csv"],
-        ["watch"],  # stdout is not a terminal: the summary instead of the dashboard
+        ["open"],  # stdout is not a terminal: the summary instead of the dashboard
     ],
     ids=["summary", "summary-json", "check", "export-jsonl", "export-csv", "dashboard-piped"],
 )
