@@ -310,7 +310,7 @@ def watch(
 
     pipeline = Pipeline(list(paths), poll_interval=poll_interval, force_poll=poll)
     for problem in pipeline.problems:
-        warn(problem)
+        warn(problem.message)
     stop = threading.Event()
 
     def _stop(_signum: int, _frame: Any) -> None:
