@@ -24,9 +24,9 @@ from _perf_corpus import DS_LINE, ITER_LINE, TIMERS_LINE, real_logs
 from conftest import seed
 
 from trainwatch import pipeline as pipeline_module
+from trainwatch.columns import ColumnBlock
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers import runner
-from trainwatch.parsers.bulk import ColumnBlock
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.pipeline import Pipeline

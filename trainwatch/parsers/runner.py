@@ -30,9 +30,10 @@ from math import isfinite
 from operator import itemgetter, lt
 from typing import Any
 
+from trainwatch.columns import ColumnBlock
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Parser
-from trainwatch.parsers.bulk import MAX_TEMPLATES, BulkTemplate, ColumnBlock, admit
+from trainwatch.parsers.bulk import MAX_TEMPLATES, BulkTemplate, admit
 from trainwatch.parsers.rank import (
     MEMBERSHIP_HINTS,
     TEXT_HINTS,
