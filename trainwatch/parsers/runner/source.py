@@ -231,9 +231,7 @@ class SourceParser:
     ) -> None:
         if not metrics:
             return
-        current = self._current
-        prefix_rank, host = self._origins.of(line, current)
-        rank = self._ranks.resolve(rank, is_progress=True, prefix_rank=prefix_rank, current=current)
+        rank, host = self._origin(rank, line, is_progress=True)
         time = time if time is not None else self._time()
         line_no = line if line is not None else self._line_no()
         self.stats.records[self._current_parser] += 1
@@ -257,12 +255,11 @@ class SourceParser:
             return
         self._flush_pending()
         self.stats.records[self._current_parser] += 1
-        current = self._current
-        prefix_rank, host = self._origins.of(line, current)
+        rank, host = self._origin(rank, line, is_progress=True)
         self._sink(
             Phases(
                 self.source,
-                self._ranks.resolve(rank, is_progress=True, prefix_rank=prefix_rank, current=current),
+                rank,
                 step,
                 time if time is not None else self._time(),
                 line if line is not None else self._line_no(),
@@ -286,15 +283,13 @@ class SourceParser:
     ) -> None:
         self._flush_pending()
         self.stats.records[self._current_parser] += 1
-        current = self._current
-        prefix_rank, host = self._origins.of(line, current)
-        resolved = self._ranks.resolve(rank, is_progress=False, prefix_rank=prefix_rank, current=current)
+        rank, host = self._origin(rank, line, is_progress=False)
         if step is None:
-            step = self._segments.step_of_event(resolved)
+            step = self._segments.step_of_event(rank)
         self._sink(
             Event(
                 self.source,
-                resolved,
+                rank,
                 step,
                 time if time is not None else self._time(),
                 line if line is not None else self._line_no(),
@@ -320,12 +315,11 @@ class SourceParser:
     ) -> None:
         self._flush_pending()
         self.stats.records[self._current_parser] += 1
-        current = self._current
-        prefix_rank, host = self._origins.of(line, current)
+        rank, host = self._origin(rank, line, is_progress=False)
         self._sink(
             Profile(
                 self.source,
-                self._ranks.resolve(rank, is_progress=False, prefix_rank=prefix_rank, current=current),
+                rank,
                 step,
                 time,
                 line if line is not None else self._line_no(),
@@ -344,6 +338,12 @@ class SourceParser:
         return self._segments.last_step(rank)
 
     # -------------------------------------------------------------- internals
+    def _origin(self, explicit: int | None, line: int | None, *, is_progress: bool) -> tuple[int | None, str | None]:
+        """Rank and host of a record from the line `line` (None: the current line)."""
+        current = self._current
+        prefix_rank, host = self._origins.of(line, current)
+        return self._ranks.resolve(explicit, is_progress=is_progress, prefix_rank=prefix_rank, current=current), host
+
     def _line_no(self) -> int:
         return self._current.no if self._current is not None else 0
 
