@@ -13,23 +13,21 @@ parsed (`CurrentLine`) is passed to them, not read from here.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Parser
 from trainwatch.parsers.rank import mentioned_rank, path_attempt, path_host, path_rank
 from trainwatch.parsers.runner import catchup
-from trainwatch.parsers.runner.catchup import CatchUp
+from trainwatch.parsers.runner.catchup import CatchUp, Sink
 from trainwatch.parsers.runner.merge import PendingStep, StepMerger, step_records
 from trainwatch.parsers.runner.probe import LabelProbe
 from trainwatch.parsers.runner.ranks import CurrentLine, RankResolver, RecentOrigins
 from trainwatch.parsers.runner.segments import Segments
 from trainwatch.parsers.runner.stats import SourceStats
 from trainwatch.parsers.timestamps import line_time
-from trainwatch.records import Event, Phases, Profile, Record, Severity
-
-Sink = Callable[[Record], None]
+from trainwatch.records import Event, Phases, Profile, Severity
 
 
 class SourceParser:
