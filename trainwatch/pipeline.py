@@ -11,7 +11,7 @@ new sources (directories, globs, files that appear) and runs the loop.
 
 Catch-up: a large read of whole clean lines goes to `SourceParser.feed_block`, which turns the
 lines of known hot shapes into column blocks the store appends in one call per series
-(`parsers/bulk.py`). Only the store understands those blocks: a pipeline with other sinks
+(`parsers/bulk.py`, `columns.py`). Only the store understands those blocks: a pipeline with other sinks
 (`export`, which streams every `Record`) keeps the per-line path, with identical records.
 """
 

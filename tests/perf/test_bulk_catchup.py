@@ -1,7 +1,7 @@
 """The bulk catch-up path (parsers/bulk.py, `SourceParser.feed_block`) leaves exactly the store
 the per-line path leaves.
 
-Both are run (`runner.BULK` on/off, like the `FAST` switches of test_fast_paths.py) over every
+Both are run (`catchup.BULK` on/off, like the `FAST` switches of test_fast_paths.py) over every
 seed, real log and sample log, over a few MB of seed 004 repeated by tests/bench/make_big_log.py
 with a restart, a NaN, an inf and a second rank spliced in, and over mutated hot lines; the
 `summary --json` object, the store's contents (every series point, latest values, steps,
@@ -23,11 +23,10 @@ import pytest
 from _perf_corpus import DS_LINE, ITER_LINE, TIMERS_LINE, real_logs
 from conftest import seed
 
+from trainwatch.columns import ColumnBlock
 from trainwatch.lines.assembler import Line
-from trainwatch.parsers import runner
-from trainwatch.parsers.bulk import ColumnBlock
 from trainwatch.parsers.registry import new_parsers
-from trainwatch.parsers.runner import SourceParser
+from trainwatch.parsers.runner import SourceParser, catchup
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import to_dict
 from trainwatch.sources import reader as reader_module
@@ -99,7 +98,7 @@ def _source_dump(store: Store) -> dict[str, Any]:
 
 
 def _run(paths: list[str], bulk: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
-    monkeypatch.setattr(runner, "BULK", bulk)
+    monkeypatch.setattr(catchup, "BULK", bulk)
     pipeline = Pipeline(paths)
     pipeline.read_to_end()
     store = pipeline.store
@@ -113,7 +112,7 @@ def _run(paths: list[str], bulk: bool, monkeypatch: pytest.MonkeyPatch) -> tuple
 def small_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small logs through the bulk path: any read, shapes learned every few lines."""
     monkeypatch.setattr(reader_module, "BULK_MIN_BYTES", 1)
-    monkeypatch.setattr(runner, "BULK_SLICE", 2048)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 2048)
 
 
 def _assert_same(path_list: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,7 +234,7 @@ def _records_to_store(texts: list[str], bulk: bool) -> dict[str, Any]:
 def test_bulk_and_per_line_agree_on_mutated_hot_lines(trial: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Shuffled, repeated and mutated real lines: a half-matching line must take the per-line
     path (and give what it gives there), never a number from the bulk path."""
-    monkeypatch.setattr(runner, "BULK_SLICE", 512)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 512)
     rng = random.Random(trial)
     base = [DS_LINE] * 5 + [ITER_LINE, TIMERS_LINE, STEP_LINE, THROUGHPUT_LINE]
     texts: list[str] = [DS_LINE] * 20 + [ITER_LINE, TIMERS_LINE] * 4  # the shapes get learned
@@ -256,7 +255,7 @@ def test_bulk_and_per_line_agree_on_mutated_hot_lines(trial: int, monkeypatch: p
 def test_nan_in_a_hot_line_is_an_event_in_bulk_too(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = [DS_LINE, ITER_LINE, TIMERS_LINE] * 10 + [ITER_LINE.replace("5/", "500/").replace("1.098990E+01", "1E+999")]
     texts += [TIMERS_LINE]
-    monkeypatch.setattr(runner, "BULK_SLICE", 64)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 64)
     bulk = _records_to_store(texts, True)
     assert bulk["store"]["event_counts"].get("nan") == 1
     assert bulk == _records_to_store(texts, False)
@@ -307,14 +306,14 @@ GLOBAL_LINE = (
 def _count_runs(monkeypatch: pytest.MonkeyPatch) -> dict[bool, int]:
     """Rows taken in columns (True) and runs handed back to the row-by-row path (False)."""
     taken = {True: 0, False: 0}
-    original = SourceParser._bulk_columns
+    original = catchup.CatchUp._columns
 
-    def spy(self: SourceParser, rows: Any, where: Any, a: int, b: int, no: int) -> bool:
+    def spy(self: catchup.CatchUp, rows: Any, where: Any, a: int, b: int, no: int) -> bool:
         done = original(self, rows, where, a, b, no)
         taken[done] += b - a if done else 1
         return done
 
-    monkeypatch.setattr(SourceParser, "_bulk_columns", spy)
+    monkeypatch.setattr(catchup.CatchUp, "_columns", spy)
     return taken
 
 
@@ -324,14 +323,14 @@ def test_runs_of_hot_lines_go_in_as_columns(tmp_path: Path, monkeypatch: pytest.
     taken = _count_runs(monkeypatch)
     _assert_same([str(path)], monkeypatch)
     lines = path.read_text(encoding="utf-8").count("\n")
-    assert taken[True] > 0.85 * lines  # every hot line but the first of a run (see `_bulk_run`)
+    assert taken[True] > 0.85 * lines  # every hot line but the first of a run (see `CatchUp._run`)
 
 
 def test_one_parsers_shapes_interleaved_in_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """DeepSpeed's optimizer, micro-step and global timers (three shapes, one parser state)
     between Megatron iteration lines, in one run: steps as the per-line path counts them.
     (Megatron's timers line is left out: its `forward` would share a series with DeepSpeed's.)"""
-    monkeypatch.setattr(runner, "BULK_SLICE", 4096)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
     texts = [STEP_LINE.replace("step=100", "step=0")]
     step = 0
     for _ in range(60):
@@ -348,7 +347,7 @@ def test_one_parsers_shapes_interleaved_in_a_run(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize("unusual", ["step going back", "second rank"])
 def test_an_unusual_run_is_read_row_by_row(unusual: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "BULK_SLICE", 4096)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
     texts = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
     for k in range(40):
         ds = DS_LINE.replace("rank=0", "rank=1") if unusual == "second rank" and k % 2 else DS_LINE
@@ -378,7 +377,7 @@ def test_printed_milliseconds_are_converted_like_ms_to_s(monkeypatch: pytest.Mon
 def test_a_run_ending_in_a_step_line_leaves_that_step_open(monkeypatch: pytest.MonkeyPatch) -> None:
     """The last iteration line of a run is still pending: DeepSpeed's `step=N` report of the
     same step right after it merges into the same record, as on the per-line path."""
-    monkeypatch.setattr(runner, "BULK_SLICE", 4096)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
     texts = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
     for k in range(1, 30):
         texts += [DS_LINE, TIMERS_LINE, ITER_LINE.replace(" 5/", f" {100 * k}/")]

@@ -6,7 +6,7 @@ line the normal way, it may describe the line's exact shape as a `BulkTemplate`:
 text as literals and variable parts (numbers, padding), which values are the rank, the step
 and the metrics, and how the parser's own state moves on such a line. `SourceParser` compiles
 a source's templates into one regex, scans whole chunks of history with it, and turns the
-matches into columns (`ColumnBlock`) the store appends in one call per series. Any line that
+matches into columns (`trainwatch.columns.ColumnBlock`) the store appends in one call per series. Any line that
 is not of a template's shape, or that meets unusual state (a step going back, a NaN, a rank
 that is not certain, a merge with the previous line's step), takes the per-line path, in order.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress, repeat
 from operator import is_
@@ -262,100 +262,3 @@ def admit(
 
 
 NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
-
-
-# ---------------------------------------------------------------------- columns
-@dataclass(eq=False)
-class _Group:
-    """The rows of one (rank, template) in a block, as floats per name (values, then extras)."""
-
-    rank: int
-    template: BulkTemplate
-    first: int  # row order in the block
-    last: int = 0
-    steps: list[int | None] = field(default_factory=list)
-    rows: list[tuple[str, ...]] = field(default_factory=list)  # rows added one by one, not yet converted
-    rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
-    _values: list[list[float]] = field(default_factory=list)
-
-    def add_texts(self, raw: Mapping[int, Sequence[str]]) -> None:
-        """Rows given as the texts of each needed group: converted now, while those strings
-        are fresh in the CPU cache (and then freed)."""
-        if self.rows:
-            self._convert_rows()
-        self._extend(self.template.columns(raw))
-
-    def columns(self) -> list[list[float]]:
-        """Per name, the floats of every row in order (rows added one by one included)."""
-        if self.rows:
-            self._convert_rows()
-        if not self._values:
-            self._values = [[] for _ in self.template.names]
-        return self._values
-
-    def _convert_rows(self) -> None:
-        cols = list(zip(*self.rows, strict=True))
-        self.rows = []
-        self._extend(self.template.columns({g: cols[g] for g in self.template.needed}))
-
-    def _extend(self, columns: list[list[float]]) -> None:
-        if not self._values:
-            self._values = columns
-            return
-        for mine, more in zip(self._values, columns, strict=True):
-            mine.extend(more)
-
-    def __len__(self) -> int:
-        return len(self.steps)
-
-
-class ColumnBlock:
-    """Records of hot lines in columns, in line order per (rank, template): what a run of
-    `Phases`/`Step` records would add to the store, added in one call per series.
-
-    Only the store understands it: a pipeline with other sinks (export) stays per line."""
-
-    __slots__ = ("_series_of", "attempt", "groups", "rows", "source", "step_order")
-
-    def __init__(self, source: str, attempt: int) -> None:
-        self.source = source
-        self.attempt = attempt
-        self.groups: dict[tuple[int, BulkTemplate], _Group] = {}
-        self.rows = 0
-        self.step_order: dict[int, list[int]] = {}  # rank -> steps of step rows, in line order
-        self._series_of: dict[tuple[int, str, str], BulkTemplate] = {}
-
-    def __len__(self) -> int:
-        return self.rows
-
-    def group(self, rank: int, template: BulkTemplate) -> _Group | None:
-        """The group rows of (rank, template) go to; None if another template of this block
-        feeds one of its series (its rows would interleave: the block must be closed first)."""
-        kind = "phase" if template.kind == "phases" else "metric"
-        for name in template.names:
-            other = self._series_of.get((rank, kind, name))
-            if other is not None and other is not template:
-                return None
-        for name in template.names:
-            self._series_of[(rank, kind, name)] = template
-        g = self.groups[(rank, template)] = _Group(rank, template, self.rows)
-        return g
-
-    def owner_of(self, rank: int, kind: str, name: str) -> BulkTemplate | None:
-        """The template feeding that series in this block, if any."""
-        return self._series_of.get((rank, kind, name))
-
-    def ordered(self) -> list[_Group]:
-        return sorted(self.groups.values(), key=lambda g: g.first)
-
-
-def merged_latest(groups: Sequence[_Group], columns: dict[int, list[list[float]]]) -> list[tuple[str, float]]:
-    """(name, value) updates in the order and with the last values sequential updates give."""
-    out: dict[str, tuple[int, float]] = {}
-    for g in groups:  # by first row: new keys appear in that order
-        cols = columns[id(g)]
-        for name, col in zip(g.template.names, cols, strict=True):
-            prev = out.get(name)
-            if prev is None or g.last > prev[0]:
-                out[name] = (g.last, col[-1])
-    return [(name, value) for name, (_row, value) in out.items()]

@@ -20,7 +20,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import NamedTuple, TypeVar
 
-from trainwatch.parsers.bulk import ColumnBlock, merged_latest
+from trainwatch.columns import ColumnBlock, merged_latest
 from trainwatch.records import Event, Phases, Profile, Record, Step
 from trainwatch.store.series import DEFAULT_CAPACITY, Series
 

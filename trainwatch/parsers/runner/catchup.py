@@ -1,0 +1,321 @@
+"""The bulk catch-up path: a chunk of history read through the source's learned line shapes.
+
+The same records and state as feeding those lines one by one (tests/perf/test_bulk_catchup.py
+compares both), but lines of a shape some parser described (`Parser.bulk_template`) become
+columns (`trainwatch.columns.ColumnBlock`), not objects. Any line that is not of a learned
+shape, or that meets unusual state (a step going back, a NaN, a rank that is not certain, a
+merge with the previous line's step), takes the per-line path, in order. This part asks the
+others only named questions: the ranks (`RankResolver`), the pending step (`StepMerger`), the
+segments (`Segments`); it reaches the per-line path through the callables it is given.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from itertools import compress
+from operator import itemgetter
+
+from trainwatch.columns import ColumnBlock
+from trainwatch.lines.assembler import Line
+from trainwatch.parsers.base import Parser
+from trainwatch.parsers.bulk import MAX_TEMPLATES, BulkTemplate, admit
+from trainwatch.parsers.rank import MEMBERSHIP_HINTS, TEXT_HINTS
+from trainwatch.parsers.runner.merge import PendingStep, StepMerger
+from trainwatch.parsers.runner.ranks import RankResolver
+from trainwatch.parsers.runner.runs import Run
+from trainwatch.parsers.runner.segments import Segments
+from trainwatch.records import Phases, Record, Step
+
+Sink = Callable[[Record], None]
+# Catch-up in bulk (`SourceParser.feed_block`); tests/perf compare both paths.
+BULK = True
+# Lines the bulk path scans per regex call: a shape learned in one is used from the next.
+BULK_SLICE = 256 * 1024
+# Parser templates refused before a source stops trying (shapes that cannot be bulk-read).
+MAX_REFUSED = 64
+# What the runner itself reacts to on any line (segments, rank mentions): never in a bulk line.
+SEGMENT_MARKERS = ("exitcode", "attempts left", "OMP_NUM_THREADS", "WORLD INFO DICT")
+
+_Held = tuple[BulkTemplate, int, int, tuple[str, ...], int]  # template, rank, step, groups, line
+
+
+class CatchUp:
+    """A source's learned line shapes, the column block being filled, and the step it holds.
+
+    `emit` is the source's sink: a `Step`/`Phases` record goes out after the rows of the lines
+    before it (the block is closed first)."""
+
+    def __init__(
+        self,
+        source: str,
+        sink: Sink,
+        offered: Sequence[tuple[Parser, tuple[str, ...]]],
+        ranks: RankResolver,
+        merger: StepMerger,
+        segments: Segments,
+        *,
+        feed_line: Callable[[Line], None],
+        flush_pending: Callable[[], None],
+        settle: Callable[[Counter[str]], None],
+    ) -> None:
+        self._source = source
+        self._sink = sink
+        self._offered = offered  # the triggered parsers, in dispatch order
+        self._ranks = ranks
+        self._merger = merger
+        self._segments = segments
+        self._feed_line = feed_line
+        self._flush_pending = flush_pending
+        self._settle = settle  # records of the lines taken in bulk, per parser (counted by the source)
+        self._templates: list[BulkTemplate] = []
+        self._known_shapes: set[tuple[str, int]] = set()
+        self._refused = 0
+        self._scanner: re.Pattern[str] | None = None
+        self._dispatch: list[tuple[int, int, BulkTemplate]] = []
+        self._catch_all = 0
+        self._counts: Counter[str] = Counter()
+        self._block: ColumnBlock | None = None
+        self._held: _Held | None = None
+        # Lines the per-line path understands now may teach a shape (`learn`).
+        self.learning = False
+
+    # ------------------------------------------------------------------ reading
+    def read(self, text: str, pos: int, no: int) -> None:
+        """The whole lines of `text` from `pos` (it ends with a newline), numbered from `no`."""
+        self.learning = True
+        try:
+            while pos < len(text):
+                end = text.find("\n", pos + BULK_SLICE) + 1 or len(text)
+                no = self._slice(text, pos, end, no)
+                pos = end
+        finally:
+            self.learning = False
+            self._materialize()
+            self._close_block()
+
+    def emit(self, record: Record) -> None:
+        """Steps and phases go out after the rows of the lines before them. Events and
+        profiles touch nothing the rows touch in the store: they need not close the block."""
+        if self._block is not None and type(record) in (Step, Phases):
+            self._close_block()
+        self._sink(record)
+
+    def learn(self, parser: Parser, text: str) -> None:
+        """`parser` understood `text` (an unlabelled line): maybe a shape to read in bulk from now on."""
+        if len(self._templates) >= MAX_TEMPLATES or self._refused >= MAX_REFUSED:
+            return
+        try:
+            template = parser.bulk_template(text)
+        except Exception:
+            template = None
+        if template is None:
+            return
+        key = (template.regex, id(parser))
+        if key in self._known_shapes:
+            return
+        self._known_shapes.add(key)
+        never = (*SEGMENT_MARKERS, *MEMBERSHIP_HINTS, *(TEXT_HINTS if template.rank_group is None else ()))
+        if admit(template, text, self._offered, never):
+            self._templates.append(template)
+            self._scanner = None
+        else:
+            self._refused += 1
+
+    def _slice(self, text: str, pos: int, end: int, no: int) -> int:
+        if not self._templates:
+            for line_text in text[pos : end - 1].split("\n"):
+                self._feed_line(Line(no, line_text))
+                no += 1
+            return no
+        scanner = self._scanner
+        if scanner is None:
+            scanner = self._compile()
+        rows = scanner.findall(text, pos, end)
+        if not rows:
+            return no
+        # Which rows each template took, and the runs of template rows between the rows no
+        # template took (C-level passes, one group per row each).
+        every = range(len(rows))
+        where = [list(compress(every, map(itemgetter(probe), rows))) for probe, _off, _t in self._dispatch]
+        a = 0
+        for b in (*compress(every, map(itemgetter(self._catch_all), rows)), len(rows)):
+            if a < b:
+                self._run(rows, where, a, b, no)
+            if b < len(rows):
+                self._fallback(no + b, rows[b][-1][:-1], learn=True)
+            a = b + 1
+        if self._counts:
+            self._settle(self._counts)
+            self._counts.clear()
+        return no + len(rows)
+
+    def _compile(self) -> re.Pattern[str]:
+        dispatch: list[tuple[int, int, BulkTemplate]] = []
+        off = 0
+        for template in self._templates:
+            dispatch.append((off + template.probe, off, template))
+            off += template.ngroups
+        self._dispatch = dispatch
+        self._catch_all = off
+        alternatives = "".join(f"{t.regex}\n|" for t in self._templates)
+        # The catch-all group keeps its newline: never empty, so its rows are found by `compress`.
+        self._scanner = re.compile(f"(?:{alternatives}(.*\n))")
+        return self._scanner
+
+    # --------------------------------------------------------------------- runs
+    def _run(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> None:
+        """Rows a..b-1 of a slice, all template rows: in columns when nothing in them is
+        unusual (`_columns`), else row by row."""
+        while a < b and (self._merger.pending is not None or self._held is not None or not self._segments.steady):
+            self._row(rows[a], no + a)
+            a += 1
+        if a < b and not self._columns(rows, where, a, b, no):
+            for i in range(a, b):
+                self._row(rows[i], no + i)
+
+    def _columns(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> bool:
+        """Rows a..b-1 in one go: the state and block the row-by-row path leaves, when every row
+        would take the common way there. False (nothing done) otherwise."""
+        run = Run.of(rows, self._dispatch, where, a, b)
+        if run is None:
+            return False
+        rank = run.rank(self._ranks)
+        if rank is None or not run.steps_go_on(rank, self._segments):
+            return False
+        block = self._block if self._block is not None else ColumnBlock(self._source, self._segments.attempt)
+        if not run.fits(block, rank):
+            return False
+        self._block = block
+        held, last = run.write(block, rank, self._counts)
+        if held is not None:
+            template, step, groups, at = held
+            self._held = (template, rank, step, groups, no + at)
+        if last is not None:
+            self._segments.record(None, rank, last)
+        return True
+
+    # ------------------------------------------------------------- row by row
+    def _row(self, row: tuple[str, ...], no: int) -> None:
+        """One template row, as its own step."""
+        for probe, off, template in self._dispatch:
+            if row[probe]:
+                groups = row[off : off + template.ngroups]
+                if template.kind == "phases":
+                    done = self._phases_row(template, groups)
+                else:
+                    done = self._step_row(template, groups, no)
+                if done:
+                    self._counts[template.owner.name] += 1
+                else:
+                    self._fallback(no, template.text(groups), learn=False)
+                return
+
+    def _rank(self, template: BulkTemplate, groups: tuple[str, ...]) -> int | None:
+        """The rank the per-line path would give such a line, when certain; else None (per line)."""
+        if template.rank_group is not None:
+            return self._ranks.report(int(groups[template.rank_group]))
+        return self._ranks.implicit()
+
+    def _phases_row(self, template: BulkTemplate, groups: tuple[str, ...]) -> bool:
+        if template.ready is not None and not template.ready():
+            return False
+        rank = self._rank(template, groups)
+        if rank is None:
+            return False
+        if self._merger.pending is not None:
+            self._flush_pending()
+        elif self._held is not None:
+            self._flush_held()
+        step = template.on_line(groups)
+        self._add_row(rank, template, step, groups)
+        return True
+
+    def _step_row(self, template: BulkTemplate, groups: tuple[str, ...], no: int) -> bool:
+        if template.ready is not None and not template.ready():
+            return False
+        step = int(groups[template.step_group])  # type: ignore[index]
+        rank = self._rank(template, groups)
+        if rank is None:
+            return False
+        if self._merger.pending is not None:
+            if self._merger.continues(rank, step):
+                return False  # merged with the previous line's step: per line
+            self._flush_pending()
+        elif self._held is not None:
+            held = self._held
+            if held[1] == rank and held[2] == step:
+                return False
+            self._flush_held()
+        template.on_line(groups)
+        self._held = (template, rank, step, groups, no)
+        return True
+
+    def _flush_held(self) -> None:
+        """The source's `flush_pending` of the step this path holds: a column row when nothing is unusual."""
+        template, rank, step, groups, _no = self._held  # type: ignore[misc]
+        if not self._segments.steady or not self._segments.goes_on(rank, step) or _bad(template, groups):
+            self._materialize()
+            self._flush_pending()
+            return
+        self._held = None
+        self._segments.record(None, rank, step)
+        self._add_row(rank, template, step, groups)
+
+    def _add_row(self, rank: int, template: BulkTemplate, step: int | None, groups: tuple[str, ...]) -> None:
+        block = self._block
+        if block is None:
+            block = self._block = ColumnBlock(self._source, self._segments.attempt)
+        group = block.groups.get((rank, template))
+        if group is None:
+            group = block.group(rank, template)
+            if group is None:  # another shape feeds the same series: keep their order
+                self._close_block()
+                block = self._block = ColumnBlock(self._source, self._segments.attempt)
+                group = block.group(rank, template)
+                assert group is not None
+        group.rows.append(groups)
+        group.steps.append(step)
+        group.last = block.rows
+        if template.kind == "step":
+            group.rows_at.append(block.rows)
+            order = block.step_order.get(rank)
+            if order is None:
+                order = block.step_order[rank] = []
+            order.append(step)  # type: ignore[arg-type]
+        block.rows += 1
+
+    def _materialize(self) -> None:
+        """A step this path holds becomes the per-line path's pending step."""
+        held = self._held
+        if held is None:
+            return
+        self._held = None
+        template, rank, step, groups, no = held
+        self._merger.hold(PendingStep(rank, step, None, no, template.metrics(groups), None))
+
+    def _fallback(self, no: int, text: str, *, learn: bool) -> None:
+        self._materialize()
+        self.learning = learn
+        try:
+            self._feed_line(Line(no, text))
+        finally:
+            self.learning = True
+
+    def _close_block(self) -> None:
+        block = self._block
+        if block is not None:
+            self._block = None
+            if block.rows:
+                self._sink(block)  # type: ignore[arg-type]
+
+
+def _bad(template: BulkTemplate, groups: tuple[str, ...]) -> bool:
+    """A NaN/inf in a watched metric: its `nan` event comes from the per-line path."""
+    for g in template.nan_groups:
+        value = float(groups[g])
+        if value != value or value in (math.inf, -math.inf):
+            return True
+    return False

@@ -1,0 +1,138 @@
+"""Step merging: the several lines that report one step become one `Step`.
+
+DeepSpeed's `step=N` line and Megatron's `iteration N` line of the same rank and step are one
+record; the same step line printed by several unprefixed ranks (identical values) is one
+record, the repeats are counted as duplicates. A step is held (`pending`) until a line that
+does not belong to it comes, then it goes out with a `nan` event per watched NaN/inf value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from trainwatch.records import Event, Record, Step
+
+# A NaN/inf in these is a `nan` event (other metrics, e.g. a ratio, may legitimately be inf).
+NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
+# Unranked step keys remembered per segment to recognise the same line from other ranks.
+SEEN_UNRANKED_MAX = 4096
+# Unranked steps without a step number are only compared with this many recent ones.
+RECENT_STEPLESS = 16
+
+Merged = Literal["apart", "merged", "repeat"]
+_StepKey = tuple[str | None, int | None, tuple[tuple[str, float], ...]]
+
+
+@dataclass
+class PendingStep:
+    rank: int | None
+    step: int | None
+    time: str | None
+    line: int
+    metrics: dict[str, float]
+    host: str | None = None
+
+
+class StepMerger:
+    """The step being assembled, and the unranked step lines seen in this segment."""
+
+    def __init__(self) -> None:
+        self.pending: PendingStep | None = None
+        self._seen_unranked: OrderedDict[_StepKey, None] = OrderedDict()
+        self._recent_stepless: deque[_StepKey] = deque(maxlen=RECENT_STEPLESS)
+
+    def merge(
+        self, rank: int | None, step: int | None, host: str | None, metrics: Mapping[str, float], time: str | None
+    ) -> Merged:
+        """Does this report belong to the pending step? "merged" (its metrics were added),
+        "repeat" (the very same report again: another unprefixed rank printing it) or "apart"
+        (a report of its own: lines without a step number always are)."""
+        pending = self.pending
+        if pending is None or step is None or pending.rank != rank or pending.step != step or pending.host != host:
+            return "apart"
+        same = [k for k in metrics if k in pending.metrics]
+        if any(_differs(pending.metrics[k], metrics[k]) for k in same):
+            return "apart"  # same step, other values: another rank's report of that step
+        if rank is None and len(same) == len(metrics):
+            return "repeat"
+        for key, value in metrics.items():
+            pending.metrics.setdefault(key, value)
+        if pending.time is None:
+            pending.time = time
+        return "merged"
+
+    def continues(self, rank: int, step: int) -> bool:
+        """Would a report of (rank, step) from an unlabelled line merge into the pending step?"""
+        pending = self.pending
+        return pending is not None and pending.rank == rank and pending.step == step and pending.host is None
+
+    def hold(self, pending: PendingStep) -> None:
+        self.pending = pending
+
+    def take(self) -> PendingStep | None:
+        """The pending step, which is no longer pending."""
+        pending, self.pending = self.pending, None
+        return pending
+
+    def is_repeat(self, pending: PendingStep) -> bool:
+        """The same unranked step line again: another rank printing identical values."""
+        key: _StepKey = (pending.host, pending.step, tuple(sorted(pending.metrics.items())))
+        if pending.step is None:
+            if key in self._recent_stepless:
+                return True
+            self._recent_stepless.append(key)
+            return False
+        if key in self._seen_unranked:
+            return True
+        self._seen_unranked[key] = None
+        if len(self._seen_unranked) > SEEN_UNRANKED_MAX:
+            self._seen_unranked.popitem(last=False)
+        return False
+
+    def forget_seen(self) -> None:
+        """A new segment: re-run steps with the same values (same seed) are not repeats."""
+        self._seen_unranked.clear()
+        self._recent_stepless.clear()
+
+
+def step_records(pending: PendingStep, source: str, attempt: int) -> list[Record]:
+    """The `Step` of a merged step, then a `nan` event per watched metric that is NaN/inf."""
+    out: list[Record] = [
+        Step(
+            source,
+            pending.rank,
+            pending.step,
+            pending.time,
+            pending.line,
+            pending.metrics,
+            host=pending.host,
+            attempt=attempt,
+        )
+    ]
+    for name in NAN_WATCHED:
+        value = pending.metrics.get(name)
+        if value is not None and (math.isnan(value) or math.isinf(value)):
+            out.append(
+                Event(
+                    source,
+                    pending.rank,
+                    pending.step,
+                    pending.time,
+                    pending.line,
+                    "nan",
+                    "error",
+                    f"{name} is {value} at step {pending.step}",
+                    {"metric": name},
+                    host=pending.host,
+                    attempt=attempt,
+                )
+            )
+    return out
+
+
+def _differs(a: float, b: float) -> bool:
+    return a != b and not (math.isnan(a) and math.isnan(b))

@@ -1,0 +1,167 @@
+"""A run of hot rows taken in columns: whether it may be, and writing it into a column block.
+
+A run (rows a..b-1 of a bulk slice, every row of a learned shape) goes into the block in one go
+when every row would take the common way on the row-by-row path: ready templates, one rank
+already known, steps going up from the last one (no restart, no merge), finite watched values,
+and no series fed by two shapes. Then each parser's state moves line by line (its `on_line`
+in line order) and the rows go in as columns.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import islice
+from math import isfinite
+from operator import itemgetter, lt
+
+from trainwatch.columns import ColumnBlock
+from trainwatch.parsers.bulk import BulkTemplate
+from trainwatch.parsers.runner.ranks import RankResolver
+from trainwatch.parsers.runner.segments import Segments
+
+Rows = list[tuple[str, ...]]
+# (offset of the template's groups in a row, template, the run's rows it took)
+Present = list[tuple[int, BulkTemplate, list[int]]]
+# The last step row, left pending: (template, step, its groups, row index)
+HeldRow = tuple[BulkTemplate, int, tuple[str, ...], int]
+
+
+class Run:
+    """Rows a..b-1 of a slice and the templates that took them (in order of their first row)."""
+
+    def __init__(self, rows: Rows, present: Present, a: int, b: int) -> None:
+        self.rows = rows
+        self.present = present
+        self.a = a
+        self.b = b
+        self._step_rows: list[tuple[int, int]] = []  # (row, step) of the step rows, in row order
+
+    @classmethod
+    def of(
+        cls, rows: Rows, dispatch: Sequence[tuple[int, int, BulkTemplate]], where: Sequence[list[int]], a: int, b: int
+    ) -> Run | None:
+        """The run, if every template in it is ready for its next line as usual."""
+        present: Present = []
+        for (_probe, off, template), at in zip(dispatch, where, strict=True):
+            lo, hi = bisect_left(at, a), bisect_left(at, b)
+            if lo < hi:
+                if template.ready is not None and not template.ready():
+                    return None
+                present.append((off, template, at[lo:hi]))
+        present.sort(key=lambda p: p[2][0])
+        return cls(rows, present, a, b)
+
+    def rank(self, ranks: RankResolver) -> int | None:
+        """The one rank of every row, when certain and already reporting; else None."""
+        rank: int | None = None
+        for off, template, at in self.present:
+            if template.rank_group is not None:
+                found = {int(r) for r in set(_column(self.rows, at, off + template.rank_group))}
+                if len(found) != 1 or not ranks.all_reporting(found):
+                    return None
+                this: int | None = found.pop()
+            else:
+                this = ranks.implicit()
+                if this is None:
+                    return None
+            if rank is not None and this != rank:
+                return None
+            rank = this
+        return rank
+
+    def steps_go_on(self, rank: int, segments: Segments) -> bool:
+        """The step rows go up from the stream's last step, their watched values finite."""
+        step_rows: list[tuple[int, int]] = []
+        for off, template, at in self.present:
+            if template.kind == "step":
+                step_rows += zip(at, map(int, _column(self.rows, at, off + template.step_group)), strict=True)  # type: ignore[operator]
+                for g in template.nan_groups:
+                    if not all(map(isfinite, map(float, _column(self.rows, at, off + g)))):
+                        return False
+        step_rows.sort()
+        steps = [s for _i, s in step_rows]
+        if steps and (not segments.goes_on(rank, steps[0]) or not all(map(lt, steps, islice(steps, 1, None)))):
+            return False
+        self._step_rows = step_rows
+        return True
+
+    def fits(self, block: ColumnBlock, rank: int) -> bool:
+        """No shape of the run feeds a series another shape of the run or the block feeds."""
+        taken: dict[tuple[str, str], BulkTemplate] = {}
+        for _off, template, _at in self.present:
+            kind = "phase" if template.kind == "phases" else "metric"
+            for name in template.names:
+                other = taken.get((kind, name)) or block.owner_of(rank, kind, name)
+                if other is not None and other is not template:
+                    return False
+                taken[(kind, name)] = template
+        return True
+
+    def write(self, block: ColumnBlock, rank: int, counts: Counter[str]) -> tuple[HeldRow | None, int | None]:
+        """Move each parser's state and add the rows to `block` (`counts`: rows per parser).
+
+        Returns the last row when it is a step row (it stays pending: the next line may report
+        the same step) and the last step written, if any."""
+        rows, a, b, present, step_rows = self.rows, self.a, self.b, self.present, self._step_rows
+        held = b - 1 if step_rows and step_rows[-1][0] == b - 1 else -1
+        line_steps = _line_steps(rows, present)
+        base = block.rows - a
+        for (off, template, at), got in zip(present, line_steps, strict=True):
+            counts[template.owner.name] += len(at)
+            if template.kind == "step":
+                got = list(map(int, _column(rows, at, off + template.step_group)))  # type: ignore[operator]
+            if at[-1] == held:
+                at, got = at[:-1], got[:-1]
+                if not at:
+                    continue
+            group = block.groups.get((rank, template))
+            if group is None:
+                group = block.group(rank, template)
+                assert group is not None  # (checked by `fits`)
+                group.first = base + at[0]
+            needed = template.needed
+            picked = map(itemgetter(*(off + g for g in needed)), map(rows.__getitem__, at))
+            group.add_texts(
+                dict(zip(needed, zip(*picked, strict=True) if len(needed) > 1 else (list(picked),), strict=True))
+            )
+            group.steps.extend(got)
+            group.last = base + at[-1]
+            if template.kind == "step":
+                group.rows_at.extend(map(base.__add__, at))
+        block.rows += b - a
+        kept: HeldRow | None = None
+        if held >= 0:
+            block.rows -= 1
+            step = step_rows.pop()[1]
+            off, template = next((p[0], p[1]) for p in present if p[2][-1] == held)
+            kept = (template, step, rows[held][off : off + template.ngroups], held)
+        if not step_rows:
+            return kept, None
+        block.step_order.setdefault(rank, []).extend(s for _i, s in step_rows)
+        return kept, step_rows[-1][1]
+
+
+def _line_steps(rows: Rows, present: Present) -> list[list[int | None]]:
+    """Each template's `on_line` results, called in line order per parser (a parser's
+    state moves with its own lines only)."""
+    out: list[list[int | None]] = [[] for _ in present]
+    owners: dict[int, list[int]] = {}
+    for k, (_off, template, _at) in enumerate(present):
+        owners.setdefault(id(template.owner), []).append(k)
+    for ks in owners.values():
+        if len(ks) == 1:
+            off, template, at = present[ks[0]]
+            cut = itemgetter(slice(off, off + template.ngroups))
+            out[ks[0]] = list(map(template.on_line, map(cut, map(rows.__getitem__, at))))
+            continue
+        for i, k in sorted((i, j) for j in ks for i in present[j][2]):
+            off, template, _at = present[k]
+            out[k].append(template.on_line(rows[i][off : off + template.ngroups]))
+    return out
+
+
+def _column(rows: Sequence[tuple[str, ...]], at: Iterable[int], group: int) -> Iterable[str]:
+    """The texts of one group in the rows `at` (C level)."""
+    return map(itemgetter(group), map(rows.__getitem__, at))

@@ -1,0 +1,401 @@
+"""Run the parsers over one source's lines and turn what they report into records.
+
+One `SourceParser` per source. It strips launcher labels and rank prefixes (`probe`), offers
+each line to the parsers whose triggers it contains, and is the Emitter they report through:
+it resolves rank (`ranks`: prefix > text > path > the source's reporting rank), stamps time,
+merges the several lines that report one step into one `Step` and drops identical step lines
+printed by several unprefixed ranks (`merge`), starts a new segment when the run restarts in
+the same source (`segments`), reads catch-up chunks in columns (`catchup`), and keeps the
+counts `summary` reports (`stats`). The parts ask each other named questions; the line being
+parsed (`CurrentLine`) is passed to them, not read from here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from trainwatch.lines.assembler import Kind, Line
+from trainwatch.parsers.base import Parser
+from trainwatch.parsers.rank import mentioned_rank, path_attempt, path_host, path_rank
+from trainwatch.parsers.runner import catchup
+from trainwatch.parsers.runner.catchup import CatchUp, Sink
+from trainwatch.parsers.runner.merge import PendingStep, StepMerger, step_records
+from trainwatch.parsers.runner.probe import LabelProbe
+from trainwatch.parsers.runner.ranks import CurrentLine, RankResolver, RecentOrigins
+from trainwatch.parsers.runner.segments import Segments
+from trainwatch.parsers.runner.stats import SourceStats
+from trainwatch.parsers.timestamps import line_time
+from trainwatch.records import Event, Phases, Profile, Severity
+
+
+class SourceParser:
+    """Parses one source. Not thread-safe: one reader thread feeds it."""
+
+    def __init__(self, source: str, parsers: Sequence[Parser], sink: Sink, path: str | None = None) -> None:
+        self.source = source
+        self.parsers = list(parsers)
+        # Substring tests in plain loops: cheaper than one big alternation regex (sre tries
+        # every alternative at every position) or a generator per parser.
+        self._triggered = [(p, tuple(p.triggers)) for p in self.parsers if p.triggers]
+        self._always = [p for p in self.parsers if not p.triggers]
+        self.stats = SourceStats()
+        where = path or source
+        named = source != "-"
+        self._path_host = path_host(where) if named else None
+        rank_of_path = path_rank(where) if named else None
+        attempt = (path_attempt(where) or 0) if named else 0
+        self._probe = LabelProbe()
+        self._ranks = RankResolver(rank_of_path, self.stats.ranks_seen)
+        self._origins = RecentOrigins(self._path_host)
+        self._merger = StepMerger()
+        self._segments = Segments(attempt, announce=attempt > 0 and rank_of_path == 0)
+        self._current: CurrentLine | None = None  # the line being parsed (None: a release at eof)
+        self._current_parser = ""
+        # Bumped by every line fed and every release: a reader's idle poll compares it to skip
+        # work (256 followed files poll once a second each).
+        self.changes = 0
+        self._eof_done = False  # at_eof ran and no line came since: running it again is a no-op
+        self._catchup = CatchUp(
+            source,
+            sink,
+            self._triggered,
+            self._ranks,
+            self._merger,
+            self._segments,
+            feed_line=self.feed_line,
+            flush_pending=self._flush_pending,
+            settle=self._settle,
+        )
+        self._sink = self._catchup.emit
+
+    # ----------------------------------------------------------------- feeding
+    def feed_lines(self, lines: Iterable[Line]) -> None:
+        for line in lines:
+            self.feed_line(line)
+
+    def feed_line(self, line: Line) -> None:
+        self.changes += 1
+        self._eof_done = False
+        if line.kind is Kind.FRAME:
+            self.stats.frames += 1
+        else:
+            self.stats.lines += 1
+        if line.display_only:
+            return
+        if self._probe.holding:
+            if self._probe.hold(line):
+                self._end_probe()
+            return
+        self._process_safely(line)
+
+    def feed_block(self, first_no: int, text: str) -> None:
+        """Whole lines (`text` ends with a newline), numbered from `first_no`: a catch-up chunk.
+
+        The same records and state as `feed_lines` of those lines; lines of learned hot shapes
+        become columns (see `catchup`). The sink then receives `ColumnBlock`s among the
+        records: only for the store."""
+        pos, no = 0, first_no
+        while self._probe.holding and pos < len(text):  # the label probe holds lines one by one
+            end = text.index("\n", pos)
+            self.feed_line(Line(no, text[pos:end]))
+            pos, no = end + 1, no + 1
+        if pos >= len(text):
+            return
+        if not catchup.BULK or self._probe.mode or self._path_host is not None:
+            self.feed_lines(Line(n, t) for n, t in enumerate(text[pos:-1].split("\n"), no))
+            return
+        self._catchup.read(text, pos, no)
+
+    def content_restarted(self, why: str) -> None:
+        """The source's text starts again from its first line (`file truncated at 2821 bytes`).
+
+        A job relaunched with `>` into the same file, or a new file at the path, prints its
+        steps from the start again: the first step that does not go on from the last one
+        starts a new segment, as a relaunch into the file does. copytruncate / logrotate under
+        a run that keeps going lead to the next step: nothing changes."""
+        self._flush_pending()
+        self._segments.rewritten(why)
+
+    def at_eof(self) -> None:
+        """The reader has consumed everything written so far: release merged steps and held blocks."""
+        if self._eof_done:
+            return  # every parser's at_eof releases what it holds: nothing was fed since
+        self._eof_done = True
+        self.changes += 1
+        if self._probe.holding:
+            self._end_probe()
+        self._flush_pending()
+        self._current = None  # what parsers release now is not the last line's
+        for parser in self.parsers:
+            self._current_parser = parser.name
+            try:
+                parser.at_eof(self)
+            except Exception:
+                self.stats.parser_errors += 1
+        self._flush_pending()
+
+    def finish(self) -> None:
+        """End of input: parsers release held blocks, then everything is flushed."""
+        self.changes += 1
+        if self._probe.holding:
+            self._end_probe()
+        self._current = None
+        for parser in self.parsers:
+            self._current_parser = parser.name
+            try:
+                parser.finish(self)
+            except Exception:
+                self.stats.parser_errors += 1
+        self._flush_pending()
+
+    # -------------------------------------------------------------- dispatch
+    def _end_probe(self) -> None:
+        """The label mode is decided: parse the held lines."""
+        for line in self._probe.decide():
+            self._process_safely(line)
+
+    def _process_safely(self, line: Line) -> None:
+        """A line the rank/label logic cannot handle is counted, never fatal to the source."""
+        try:
+            self._process(line)
+        except Exception:
+            self.stats.parser_errors += 1
+
+    def _process(self, line: Line) -> None:
+        text, prefix_rank, host, launcher = self._probe.split(line.text, self._path_host)
+        if prefix_rank is not None:
+            self._ranks.note(prefix_rank)
+        current = self._current = CurrentLine(line.no, text, prefix_rank, host)
+        self._origins.remember(current)
+        marker = self._segments.marker(text, launcher)
+        if marker == "failure":
+            self._flush_pending()
+            self._segments.arm()
+        elif marker == "relaunch":
+            self._flush_pending()
+            self._new_segment(None, "the launcher started again in the same log", "info")
+        mentioned = mentioned_rank(text)
+        if mentioned is not None:
+            self._ranks.note(mentioned)
+        understood = False
+        for parser, triggers in self._triggered:
+            for trigger in triggers:
+                if trigger in text:
+                    break
+            else:
+                continue
+            self._current_parser = parser.name
+            if self._safe_feed(parser, text, line):
+                understood = True
+                break
+        if not understood:
+            for parser in self._always:
+                self._current_parser = parser.name
+                if self._safe_feed(parser, text, line):
+                    understood = True
+                    break
+        if understood and line.kind is Kind.LINE:
+            self.stats.understood += 1
+            if self._catchup.learning and prefix_rank is None and host is None and not self._probe.mode:
+                self._catchup.learn(parser, text)
+
+    def _safe_feed(self, parser: Parser, text: str, line: Line) -> bool:
+        try:
+            return bool(parser.feed(text, line, self))
+        except Exception:
+            self.stats.parser_errors += 1
+            return False
+
+    def _settle(self, counts: Counter[str]) -> None:
+        """Records per parser of lines the catch-up took in bulk (its fallbacks counted their own)."""
+        n = sum(counts.values())
+        self.stats.lines += n
+        self.stats.understood += n
+        self.stats.records.update(counts)
+        self.changes += n
+        self._eof_done = False
+
+    # ------------------------------------------------------------ Emitter API
+    def step(
+        self,
+        step: int | None,
+        metrics: Mapping[str, float],
+        *,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        if not metrics:
+            return
+        rank, host = self._origin(rank, line, is_progress=True)
+        time = time if time is not None else self._time()
+        line_no = line if line is not None else self._line_no()
+        self.stats.records[self._current_parser] += 1
+        merged = self._merger.merge(rank, step, host, metrics, time)
+        if merged == "repeat":
+            self.stats.duplicate_steps += 1
+        elif merged == "apart":
+            self._flush_pending()
+            self._merger.hold(PendingStep(rank, step, time, line_no, dict(metrics), host))
+
+    def phases(
+        self,
+        step: int | None,
+        phases_s: Mapping[str, float],
+        *,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        if not phases_s:
+            return
+        self._flush_pending()
+        self.stats.records[self._current_parser] += 1
+        rank, host = self._origin(rank, line, is_progress=True)
+        self._sink(
+            Phases(
+                self.source,
+                rank,
+                step,
+                time if time is not None else self._time(),
+                line if line is not None else self._line_no(),
+                dict(phases_s),
+                host=host,
+                attempt=self._segments.attempt,
+            )
+        )
+
+    def event(
+        self,
+        kind: str,
+        severity: Severity,
+        message: str,
+        data: Mapping[str, Any] | None = None,
+        *,
+        step: int | None = None,
+        rank: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self._flush_pending()
+        self.stats.records[self._current_parser] += 1
+        rank, host = self._origin(rank, line, is_progress=False)
+        if step is None:
+            step = self._segments.step_of_event(rank)
+        self._sink(
+            Event(
+                self.source,
+                rank,
+                step,
+                time if time is not None else self._time(),
+                line if line is not None else self._line_no(),
+                kind,
+                severity,
+                message,
+                dict(data or {}),
+                host=host,
+                attempt=self._segments.attempt,
+            )
+        )
+
+    def profile(
+        self,
+        title: str,
+        kind: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        rank: int | None = None,
+        step: int | None = None,
+        time: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self._flush_pending()
+        self.stats.records[self._current_parser] += 1
+        rank, host = self._origin(rank, line, is_progress=False)
+        self._sink(
+            Profile(
+                self.source,
+                rank,
+                step,
+                time,
+                line if line is not None else self._line_no(),
+                title,
+                kind,
+                tuple(dict(r) for r in rows),
+                host=host,
+                attempt=self._segments.attempt,
+            )
+        )
+
+    def note_rank(self, rank: int) -> None:
+        self._ranks.note(rank)
+
+    def last_step(self, rank: int | None = None) -> int | None:
+        return self._segments.last_step(rank)
+
+    # -------------------------------------------------------------- internals
+    def _origin(self, explicit: int | None, line: int | None, *, is_progress: bool) -> tuple[int | None, str | None]:
+        """Rank and host of a record from the line `line` (None: the current line)."""
+        current = self._current
+        prefix_rank, host = self._origins.of(line, current)
+        return self._ranks.resolve(explicit, is_progress=is_progress, prefix_rank=prefix_rank, current=current), host
+
+    def _line_no(self) -> int:
+        return self._current.no if self._current is not None else 0
+
+    def _time(self) -> str | None:
+        # lstrip: Megatron's iteration line starts " [2024-05-01 10:00:00] iteration ..."
+        return line_time(self._current.text.lstrip()) if self._current is not None else None
+
+    def _flush_pending(self) -> None:
+        """The pending step goes out (after a `restart` event when it shows one)."""
+        pending = self._merger.take()
+        if pending is None:
+            return
+        restart = self._segments.judge(pending.step, pending.rank, pending.host)
+        if restart is not None:
+            if restart.begins_segment:
+                self._new_segment(pending.step, restart.message, "warning", pending)
+            else:
+                self._emit_restart(pending.step, restart.message, "warning", pending)
+        if pending.rank is None and self._merger.is_repeat(pending):
+            self.stats.duplicate_steps += 1
+            return
+        if pending.step is not None:
+            self._segments.record(pending.host, pending.rank, pending.step)
+        for record in step_records(pending, self.source, self._segments.attempt):
+            self._sink(record)
+
+    def _new_segment(self, step: int | None, why: str, severity: Severity, at: PendingStep | None = None) -> None:
+        current = self._current_parser
+        for parser in self.parsers:  # what the old attempt still holds is released in it
+            self._current_parser = parser.name
+            try:
+                parser.segment_ends(self)
+            except Exception:
+                self.stats.parser_errors += 1
+        self._current_parser = current
+        attempt = self._segments.begin_next()
+        self._merger.forget_seen()
+        self._emit_restart(step, f"restart (attempt {attempt}): {why}", severity, at)
+
+    def _emit_restart(self, step: int | None, message: str, severity: Severity, at: PendingStep | None) -> None:
+        """`at`: the step record that shows the restart (its line, not the current one)."""
+        current = self._current
+        self._sink(
+            Event(
+                self.source,
+                None,
+                step,
+                at.time if at is not None else self._time(),
+                at.line if at is not None else self._line_no(),
+                "restart",
+                severity,
+                message,
+                {"attempt": self._segments.attempt},
+                host=at.host if at is not None else (current.host if current is not None else None),
+                attempt=self._segments.attempt,
+            )
+        )
