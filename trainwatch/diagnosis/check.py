@@ -12,7 +12,7 @@ import math
 from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.events import event_index
 from trainwatch.diagnosis.status import run_status
-from trainwatch.diagnosis.window import fmt_duration, fmt_seconds
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import Store
 
 OK, PROBLEM, UNKNOWN = 0, 1, 3
@@ -49,7 +49,7 @@ def check_line(store: Store, stall_after: float | None = None, now: float | None
         parts[0] += f" {budget}"
     pace = status.pace_s
     if not math.isnan(pace):
-        parts.append(f"{fmt_seconds(pace)}/step")
+        parts.append(f"{fmt_duration(pace)}/step")
     eta = eta_s(status)
     if not math.isnan(eta):
         parts.append(f"ETA {fmt_duration(eta)}")

@@ -20,7 +20,8 @@ from trainwatch.diagnosis.profile_phases import profile_data_share
 from trainwatch.diagnosis.ranks import spreads, stragglers
 from trainwatch.diagnosis.shares import comm_shares, data_shares
 from trainwatch.diagnosis.status import RunStatus, failure_sentence, rank_name, run_status
-from trainwatch.diagnosis.window import RECENT, fmt_seconds, fmt_value, mad, median, quantile, recent
+from trainwatch.diagnosis.units import fmt_duration, fmt_value
+from trainwatch.diagnosis.window import RECENT, mad, median, median_sorted, quantile, recent
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, SeriesKey, Store
 
@@ -257,8 +258,7 @@ def _judge_points(values: list[float], lo: int, hi: int, out: list[Verdict]) -> 
         return
     window = sorted(values[max(0, lo - SPIKE_WINDOW) : lo])
     for i in range(lo, hi):
-        n = len(window)
-        med = window[n // 2] if n % 2 else (window[n // 2 - 1] + window[n // 2]) / 2.0
+        med = median_sorted(window)
         jump = values[i] - med
         insort(window, values[i])
         if i >= SPIKE_WINDOW:
@@ -412,7 +412,7 @@ def _dataloader_finding(store: Store) -> Finding | None:
             who = " on the slowest rank (max across ranks; the log does not say which)"
         message = (
             f"{worst.share * 100:.0f}% of the step is data loading{who} "
-            f"({fmt_seconds(worst.seconds)} of {fmt_seconds(worst.step_s)}, {_DATA_WHAT.get(worst.what, worst.what).replace('_', ' ')})"
+            f"({fmt_duration(worst.seconds)} of {fmt_duration(worst.step_s)}, {_DATA_WHAT.get(worst.what, worst.what).replace('_', ' ')})"
         )
     else:
         prof = profile_data_share(list(store.profiles))
@@ -440,8 +440,8 @@ def _comm_finding(store: Store) -> Finding | None:
     who = f" on {named}" if named else ""
     message = (
         f"{worst.share * 100:.0f}% of the step is communication{who} "
-        f"({worst.what.replace('_', ' ').replace('+', ' + ')}: {fmt_seconds(worst.seconds)} of "
-        f"{fmt_seconds(worst.step_s)})"
+        f"({worst.what.replace('_', ' ').replace('+', ' + ')}: {fmt_duration(worst.seconds)} of "
+        f"{fmt_duration(worst.step_s)})"
     )
     remedy = (
         "raise gradient accumulation so each all-reduce serves more samples, overlap communication with compute "
@@ -478,7 +478,7 @@ def _slowdown_finding(store: Store) -> Finding | None:
     ranks = _ranks_of([h[1] for h in hits])
     who = f" on {_ranks_text(list(ranks))}" if ranks else ""
     message = (
-        f"step time rose from {fmt_seconds(b)} to {fmt_seconds(r)} (+{(ratio - 1) * 100:.0f}%) between step "
+        f"step time rose from {fmt_duration(b)} to {fmt_duration(r)} (+{(ratio - 1) * 100:.0f}%) between step "
         f"{int(s0)} and step {int(s1)}{who}"
     )
     remedy = (

@@ -34,7 +34,8 @@ from trainwatch.diagnosis.events import (
     root_cause_event,
 )
 from trainwatch.diagnosis.segments import current_keys, superseded
-from trainwatch.diagnosis.window import fmt_seconds, median, pace_s
+from trainwatch.diagnosis.units import fmt_duration
+from trainwatch.diagnosis.window import median, median_sorted, pace_s
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store, key_order
 
@@ -230,14 +231,7 @@ def _median_without(ordered: list[float], value: float) -> float:
     """The median of `ordered` (sorted) less one occurrence of `value`: what `median` of the
     others gives, without a sort per rank (256 ranks)."""
     i = bisect_left(ordered, value)
-    m = len(ordered) - 1
-
-    def at(j: int) -> float:
-        return ordered[j] if j < i else ordered[j + 1]
-
-    if m <= 0:
-        return math.nan
-    return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2.0
+    return median_sorted(ordered[:i] + ordered[i + 1 :])
 
 
 def _latest_progress_t(store: Store, cadences: dict[RankKey, Cadence]) -> float:
@@ -310,7 +304,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             age = progress_age(store, key, c, threshold, now, mono_now)
             state = "stalled" if not math.isnan(age) and age > threshold else "running"
             reason = (
-                f"no step for {fmt_seconds(age)} (usual {fmt_seconds(c.usual_gap_s)} between progress lines)"
+                f"no step for {fmt_duration(age)} (usual {fmt_duration(c.usual_gap_s)} between progress lines)"
                 if state == "stalled"
                 else ""
             )
@@ -381,14 +375,14 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
         if all(r.state == "stalled" for r in per_rank if r.key not in behind):
             usual = sps if not math.isnan(sps) else step_time
-            usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
-            reason = f"no step for {fmt_seconds(age)} after step {last_step} ({usual_text}) and no end marker"
+            usual_text = f"usual {fmt_duration(usual)}/step" if not math.isnan(usual) else "no cadence known"
+            reason = f"no step for {fmt_duration(age)} after step {last_step} ({usual_text}) and no end marker"
             if not math.isnan(age) and age > OLD_LOG_S:
                 reason = _ended_long_ago(store, last_step, write_age_s)
             return RunStatus("stalled", reason, _with_inherited(per_rank, noted, "stalled", set()), **common)
         parts = [f"step {last_step}" + (f" of {total}" if total else "")]
         if not math.isnan(sps):
-            parts.append(f"{fmt_seconds(sps)}/step")
+            parts.append(f"{fmt_duration(sps)}/step")
         if not math.isnan(write_age_s):
             parts.append(f"last write {fmt_age(write_age_s)}")
         stopped = [r for r in per_rank if r.state == "stalled"]

@@ -7,7 +7,6 @@ ingest thread is never held up by drawing.
 from __future__ import annotations
 
 import math
-import statistics
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
@@ -16,7 +15,7 @@ from itertools import compress
 from operator import add, gt
 
 from trainwatch.diagnosis.clock import written_at
-from trainwatch.diagnosis.window import pace_s
+from trainwatch.diagnosis.window import median, pace_s
 from trainwatch.records import Event
 from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
@@ -496,13 +495,13 @@ def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
                     continue
                 vals = _finite(s.values[-window:])
                 if vals:
-                    means[name] = statistics.median(vals)
+                    means[name] = median(vals)
                     steps = max(steps, len(vals))
             st = store.get_series(source, rank, "step_time_s", host=key.host)
             step_time = None
             if st is not None:
                 good = _finite(st.values[-window:])
-                step_time = statistics.median(good) if good else None
+                step_time = median(good) if good else None
             if means:
                 rows.append(PhaseRow(rank_label(key, many, hosts), means, step_time, steps))
     return rows
@@ -566,7 +565,7 @@ def _recent_median(store: Store, key: RankKey, kind: str, name: str, window: int
     if s is None:
         return None
     good = _finite(s.values[-window:])
-    return statistics.median(good) if good else None
+    return median(good) if good else None
 
 
 def _data_s(store: Store, key: RankKey, window: int) -> float | None:

@@ -33,7 +33,7 @@ from trainwatch.diagnosis.profile_phases import profile_breakdown, profile_top
 from trainwatch.diagnosis.ranks import root_cause, stragglers
 from trainwatch.diagnosis.shares import phase_shares, phase_tree
 from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
-from trainwatch.diagnosis.window import fmt_duration, fmt_seconds, fmt_value
+from trainwatch.diagnosis.units import fmt_duration, fmt_value
 from trainwatch.names import CONTRACT_METRIC_ORDER
 from trainwatch.records import json_number
 from trainwatch.store.store import RankKey, Store
@@ -321,7 +321,7 @@ def _print_report(store: Store, console: Console, now: float | None) -> None:
             line.append(f" {budget_text(store)}")
         pace = status.pace_s
         if not math.isnan(pace):
-            line.append(f", {fmt_seconds(pace)}/step")
+            line.append(f", {fmt_duration(pace)}/step")
         eta = eta_s(status)
         if not math.isnan(eta):
             line.append(f", ETA {fmt_duration(eta)}")
@@ -426,7 +426,7 @@ def _print_profiles(console: Console, profiles: list[dict[str, Any]]) -> None:
             console.print(Text(f"  top rows by total time{basis} (rows nest: shares overlap)", style="dim"))
             width = max(len(r["name"]) for r in p["top"]) + 2
             for r in p["top"]:
-                row = Text(f"    {r['name']:<{width}} {fmt_seconds(float(r['total_s'])):>9}")
+                row = Text(f"    {r['name']:<{width}} {fmt_duration(float(r['total_s'])):>9}")
                 if r["share"] is not None:
                     row.append(f"  {_pct(r['share']):>6}")
                 console.print(row)

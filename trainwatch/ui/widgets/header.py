@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.widgets import Static
 
-from trainwatch.diagnosis.clock import written_at
+from trainwatch.diagnosis.clock import fmt_age, written_at
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import SourceState
 from trainwatch.ui.data import Progress, short_source
 from trainwatch.ui.diagnosis_bridge import Finding, Verdict
-from trainwatch.ui.format import fmt_age, fmt_duration, fmt_num
+from trainwatch.ui.format import fmt_num
 
 STATUS_STYLE = {
     "running": "bold black on green",

@@ -7,9 +7,9 @@ from rich.text import Text
 from textual.widget import Widget
 
 from trainwatch.diagnosis.shares import other_seconds, partition_phases
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import Store
 from trainwatch.ui.data import PhaseRow, phase_rows
-from trainwatch.ui.format import fmt_duration
 
 COLOURS = (12, 10, 11, 13, 14, 9, 4, 2, 3, 5, 6)
 OTHER = "other"

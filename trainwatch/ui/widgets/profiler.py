@@ -19,9 +19,10 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from trainwatch.diagnosis.profile_phases import ProfileBreakdown, profile_breakdown
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.records import Profile
 from trainwatch.store.store import Store
-from trainwatch.ui.format import fmt_duration, fmt_num
+from trainwatch.ui.format import fmt_num
 from trainwatch.ui.widgets.phase_bars import ordered_phases, phase_colour
 
 BAR = 10

@@ -15,9 +15,11 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
+from trainwatch.diagnosis.clock import fmt_age
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import RankKey
 from trainwatch.ui.data import RankRow
-from trainwatch.ui.format import fmt_age, fmt_duration, fmt_num, sparkline
+from trainwatch.ui.format import fmt_num, sparkline
 
 COLUMNS = ("rank", "step", "step time", "throughput", "loss", "updated", "status", "trend")
 # Shown after "step time" when some rank has them: (column, RankRow attribute).
