@@ -7,10 +7,9 @@ Megatron GPT-2 log from 2020 that just stops at iteration 23000.
 
 from __future__ import annotations
 
-import re
-
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
