@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainwatch.diagnosis.cadence import cadences
 from trainwatch.diagnosis.cause import Cause
 from trainwatch.diagnosis.events import event_index, root_cause_pick
 from trainwatch.diagnosis.segments import superseded
-from trainwatch.diagnosis.status import cadences, lagging_ranks, rank_name
+from trainwatch.diagnosis.status import lagging_ranks, rank_name
 from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.diagnosis.window import median, quantile, recent_values
 from trainwatch.store.store import Store
