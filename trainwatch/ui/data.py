@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import compress
 from operator import add, gt
 
+from trainwatch.diagnosis.cadence import cadences
 from trainwatch.diagnosis.clock import written_at
 from trainwatch.diagnosis.window import median, pace_s
 from trainwatch.records import Event
@@ -397,48 +398,6 @@ def ema(values: Sequence[float], weight: float, counts: Sequence[int] | None = N
     return out
 
 
-# --------------------------------------------------------------- progress
-@dataclass
-class Progress:
-    step: int | None = None
-    total: int | None = None
-    step_time_s: float | None = None  # typical seconds per step, from the log
-    eta_s: float | None = None
-    rank: RankKey | None = None
-
-    @property
-    def fraction(self) -> float | None:
-        if self.step is None or not self.total:
-            return None
-        return max(0.0, min(1.0, self.step / self.total))
-
-
-def progress(store: Store) -> Progress:
-    """Step N of M and the ETA, from the log's own step times (or its timestamps)."""
-    with store.lock:
-        if not store.latest_step:
-            return Progress(total=store.total_steps)
-        key = max(store.latest_step, key=lambda k: store.latest_step[k])
-        step = store.latest_step[key]
-        total = store.total_steps
-        pace = pace_s(store.get_series(key.source, key.rank, "step_time_s", host=key.host))
-        obs = list(store.observations.get(key, ()))
-    per_step = None
-    if not math.isnan(pace) and pace > 0:
-        per_step = pace
-    else:
-        timed = [o for o in obs if o.step is not None and not math.isnan(o.log_time)]
-        if len(timed) >= 2 and timed[-1].step != timed[0].step:
-            dt = timed[-1].log_time - timed[0].log_time
-            ds = timed[-1].step - timed[0].step  # type: ignore[operator]
-            if dt > 0 and ds > 0:
-                per_step = dt / ds
-    eta = None
-    if per_step is not None and total and step is not None and total >= step:
-        eta = (total - step) * per_step
-    return Progress(step, total, per_step, eta, key)
-
-
 # --------------------------------------------------------------- phases
 # Phases that are parts of others (would be counted twice in a stacked bar).
 _NESTED_SUFFIXES = ("_microstep", "_inner", "_min")
@@ -531,7 +490,7 @@ class RankRow:
     key: RankKey
     label: str
     step: int | None
-    step_time_s: float | None
+    step_time_s: float | None  # its pace, as the header's (diagnosis/cadence.Cadence.pace_s)
     throughput: tuple[str, float] | None
     loss: float | None
     written_wall: float | None  # when its source was last written (the one clock: diagnosis/clock.py)
@@ -594,9 +553,12 @@ def rank_rows(store: Store, trend_points: int = 24, window: int = 20) -> list[Ra
             if ev.severity == "error":
                 rk = RankKey(ev.source, ev.rank, ev.host)
                 errors[rk] = errors.get(rk, 0) + 1
+        paces = cadences(store)
         rows = []
         for key in keys:
             latest = store.latest.get(key, {})
+            c = paces.get(key)  # (a stream of an earlier attempt has none: its printed step times)
+            pace = c.pace_s if c is not None else pace_s(store.series.get(key.series_key("metric", "step_time_s")))
             thr = next(((n, latest[n]) for n in THROUGHPUT if n in latest), None)
             st = store.series.get(key.series_key("metric", "step_time_s"))
             if st is None:
@@ -606,7 +568,7 @@ def rank_rows(store: Store, trend_points: int = 24, window: int = 20) -> list[Ra
                     key,
                     rank_label(key, many, hosts),
                     store.latest_step.get(key),
-                    latest.get("step_time_s"),
+                    None if math.isnan(pace) else pace,
                     thr,
                     latest.get("loss"),
                     written_at(store.sources.get(key.source)),
