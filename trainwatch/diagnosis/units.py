@@ -14,16 +14,16 @@ __all__ = ["fmt_duration", "fmt_value"]
 
 
 def fmt_duration(seconds: float | None) -> str:
-    """92µs, 38ms, 0.91s, 45s, 14m, 3.2h, 6d, 4.8 years; "?" when unknown."""
+    """92µs, 1.2ms, 38ms, 0.91s, 45s, 14m, 3.2h, 6d, 4.8 years; "?" when unknown."""
     if seconds is None or math.isnan(seconds) or math.isinf(seconds):
         return "?"
     s = max(0.0, seconds)
     if s == 0:
         return "0s"
     if s < 0.001:
-        return f"{s * 1e6:.0f}µs"
+        return f"{_two_digits(s * 1e6)}µs"
     if s < 0.1:
-        return f"{s * 1000:.0f}ms"
+        return f"{_two_digits(s * 1000)}ms"
     if s < 10:
         return f"{s:.2g}s"
     if s < 60:
@@ -35,6 +35,11 @@ def fmt_duration(seconds: float | None) -> str:
     if s < 365 * 86400:
         return f"{s / 86400:.0f}d"
     return f"{s / (365.25 * 86400):.1f} years"
+
+
+def _two_digits(x: float) -> str:
+    """1.2, 38, 450: a tenth below ten, else whole (never an exponent)."""
+    return f"{x:.1f}" if x < 9.95 else f"{x:.0f}"
 
 
 def fmt_value(v: float) -> str:

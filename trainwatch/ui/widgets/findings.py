@@ -31,7 +31,7 @@ class FindingsList(Static):
     """The Events tab's findings; hidden while there are none."""
 
     DEFAULT_CSS = """
-    FindingsList { height: auto; max-height: 16; padding: 0 1; border-bottom: solid $panel; }
+    FindingsList { height: auto; max-height: 40%; padding: 0 1; border-bottom: solid $panel; }
     """
 
     def show(self, items: Sequence[Finding]) -> None:
