@@ -120,9 +120,18 @@ class Trace:
 RESTART_CHUNK = 4096
 
 
+def relaunched(store: Store, key: RankKey) -> bool:
+    """Whether this rank stream lived through an earlier attempt too: the records say so (their
+    `attempt`, kept per stream in `Store.attempt_span`), as they do for the header, `summary`'s
+    attempts and the verdict. A step counter that goes back on its own (per-epoch steps) is not
+    a relaunch."""
+    current = store.key_attempt.get(key, 0)
+    return any((n, key) in store.attempt_span for n in range(current))
+
+
 def restart_index(steps: Sequence[float]) -> int:
-    """Index of the first point of the last run segment: after the last step that went back
-    (by more than one, as `Store.latest_step` judges a relaunch); 0 when it never did.
+    """Where the current attempt begins in a relaunched stream's series (whose points do not
+    carry their attempt): after the last step that went back by more than one; 0 when none did.
 
     Searched from the end in chunks, each checked at C level (`map(gt, ...)`), so a series
     that only goes up costs one C pass and no Python loop per point."""
@@ -163,8 +172,8 @@ def series_restart(s: Series) -> int:
 
 
 def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool) -> tuple[list[Trace], bool]:
-    """Copies of every rank's series for one metric, its current attempt only (the points
-    after its step last went back). Returns (traces, wall_time_used)."""
+    """Copies of every rank's series for one metric, its current attempt only (`relaunched`).
+    Returns (traces, wall_time_used)."""
     with store.lock:
         copies = []
         for drawn in (name, *OVERLAID.get(name, ())):
@@ -173,7 +182,7 @@ def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool
             many = needs_source(found, hosts)
             for key in sorted(found, key=key_order):
                 s = found[key]
-                cut = series_restart(s)
+                cut = series_restart(s) if relaunched(store, key) else 0
                 restart = s.steps[cut] if cut else None
                 first = max(cut, len(s.steps) - last_n) if last_n else cut
                 sl = slice(first, None)
