@@ -27,7 +27,7 @@ from trainwatch.ui.clock import FrozenClock
 from trainwatch.ui.data import phase_rows
 from trainwatch.ui.widgets.chart import Chart
 from trainwatch.ui.widgets.events import EventsTable, display_message, where_text
-from trainwatch.ui.widgets.phase_bars import partitioned, render_phases
+from trainwatch.ui.widgets.phase_bars import render_phases
 from trainwatch.ui.widgets.phase_trend import PhaseTrend, trend_legend
 from trainwatch.ui.widgets.profiler import ProfileTable
 from trainwatch.ui.widgets.ranks import RanksTable
@@ -126,7 +126,7 @@ def test_phases_tab_and_overview_agree_on_seed_002() -> None:
     names, buckets = phase_trend(store, key, 150)
     assert all(b is not None and "other" in b.seconds for b in buckets[-10:])
     trend = trend_legend(names, buckets, 400).plain
-    bars = render_phases([partitioned(r) for r in phase_rows(store)], 400).plain
+    bars = render_phases(phase_rows(store), 400).plain
 
     def late(label: str) -> int:
         return int(re.search(rf"{label} \d+% → (\d+)%", trend).group(1))  # type: ignore[union-attr]

@@ -16,6 +16,7 @@ from operator import add, gt
 
 from trainwatch.diagnosis.cadence import cadences
 from trainwatch.diagnosis.clock import written_at
+from trainwatch.diagnosis.phases import partition_phases, phase_order
 from trainwatch.diagnosis.window import median, pace_s
 from trainwatch.records import Event
 from trainwatch.store.series import Series
@@ -408,35 +409,6 @@ def ema(values: Sequence[float], weight: float, counts: Sequence[int] | None = N
 
 
 # --------------------------------------------------------------- phases
-# Phases that are parts of others (would be counted twice in a stacked bar).
-_NESTED_SUFFIXES = ("_microstep", "_inner", "_min")
-_NESTED = {
-    "backward_allreduce",
-    "backward_inner",
-    "data_loader",
-    "optimizer_gradients",
-    "optimizer_step",
-    "optimizer_allgather",
-}
-
-
-def top_level_phases(names: Sequence[str]) -> list[str]:
-    """The phases that partition a step (DeepSpeed/Megatron print nested timers too)."""
-    present = set(names)
-    out = []
-    for n in names:
-        if n.endswith(_NESTED_SUFFIXES):
-            continue
-        if n in _NESTED and not (n == "data_loader" and "batch_generator" not in present):
-            if n.startswith("optimizer_") and not ({"optimizer", "step"} & present):
-                out.append(n)
-            continue
-        out.append(n)
-    if "forward_backward" in present and ("forward" in present or "backward" in present):
-        out = [n for n in out if n != "forward_backward"]
-    return out
-
-
 @dataclass
 class PhaseRow:
     label: str
@@ -446,7 +418,7 @@ class PhaseRow:
 
 
 def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
-    """Per rank: mean seconds per top-level phase over its last `window` phase records."""
+    """Per rank: median seconds per phase of the step's partition over its last `window` records."""
     with store.lock:
         keys = sorted({k.owner for k in store.series if k.kind == "phase"}, key=key_order)
         hosts = _many_hosts(keys)
@@ -457,7 +429,7 @@ def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
             names = store.series_names(key, "phase")
             means: dict[str, float] = {}
             steps = 0
-            for name in top_level_phases(sorted(names, key=_phase_order)):
+            for name in partition_phases(sorted(names, key=phase_order)):
                 s = store.get_series(source, rank, name, "phase", key.host)
                 if s is None:
                     continue
@@ -473,13 +445,6 @@ def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
             if means:
                 rows.append(PhaseRow(rank_label(key, many, hosts), means, step_time, steps))
     return rows
-
-
-_ORDER = ("batch_generator", "data_loader", "forward", "forward_backward", "backward", "allreduce", "optimizer", "step")
-
-
-def _phase_order(name: str) -> tuple[int, str]:
-    return (_ORDER.index(name) if name in _ORDER else len(_ORDER), name)
 
 
 # --------------------------------------------------------------- ranks

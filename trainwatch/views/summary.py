@@ -28,10 +28,11 @@ from rich.text import Text
 from trainwatch.diagnosis.attempts import Attempt, attempts, history_line
 from trainwatch.diagnosis.findings import Finding, findings
 from trainwatch.diagnosis.overfit import eval_figures
+from trainwatch.diagnosis.phases import phase_tree
 from trainwatch.diagnosis.profile_phases import profile_breakdown, profile_top
 from trainwatch.diagnosis.progress import progress_text
 from trainwatch.diagnosis.ranks import root_cause, stragglers
-from trainwatch.diagnosis.shares import phase_shares, phase_tree
+from trainwatch.diagnosis.shares import phase_shares
 from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
 from trainwatch.diagnosis.units import fmt_duration, fmt_value
 from trainwatch.names import CONTRACT_METRIC_ORDER

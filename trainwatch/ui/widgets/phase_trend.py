@@ -13,13 +13,14 @@ from textual.binding import Binding
 from textual.events import Resize, Show
 from textual.widget import Widget
 
+from trainwatch.diagnosis.phases import OTHER, ordered_phases
 from trainwatch.diagnosis.shares import TrendBucket, phase_keys, phase_trend
 from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.diagnosis.window import median
 from trainwatch.store.store import RankKey, Store
 from trainwatch.ui.data import needs_source, rank_label
 from trainwatch.ui.widgets.chart import short_num
-from trainwatch.ui.widgets.phase_bars import OTHER, append_legend, ordered_phases, phase_colour, phase_label
+from trainwatch.ui.widgets.phase_bars import append_legend, phase_colour, phase_label
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 Y_LABEL = 8  # "4m 05s ┤"
