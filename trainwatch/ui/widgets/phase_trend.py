@@ -23,7 +23,7 @@ from trainwatch.ui.widgets.chart import short_num
 from trainwatch.ui.widgets.phase_bars import append_legend, phase_colour, phase_label
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
-Y_LABEL = 8  # "4m 05s ┤"
+Y_LABEL = 8  # "0.32s ┤" (six characters and the axis)
 
 
 def render_trend(
