@@ -9,19 +9,19 @@ import random
 
 import pytest
 
-import trainwatch.diagnosis.findings as findings_module
+import trainwatch.diagnosis.findings.numerics as findings_module
+from trainwatch.diagnosis.cadence import cadences
 from trainwatch.diagnosis.findings import (
     SPIKE_MIN_BASE,
     SPIKE_MIN_REL,
     SPIKE_WINDOW,
     SPIKE_Z,
     SpikeMemo,
-    _loss_spikes,
-    _spike_verdicts,
     findings,
     record_findings,
 )
-from trainwatch.diagnosis.status import _median_without, cadences, run_status
+from trainwatch.diagnosis.findings.numerics import _spike_verdicts, loss_spikes
+from trainwatch.diagnosis.status import _median_without, run_status
 from trainwatch.diagnosis.window import mad, median, recent
 from trainwatch.records import Step
 from trainwatch.store.series import Series
@@ -106,8 +106,8 @@ def test_loss_spike_finding_is_the_same_with_the_dashboards_memo() -> None:
             for i in range(upto - 50, upto)
             for rank in walks
         )
-        assert _loss_spikes(store, memo) == _loss_spikes(store)
-    assert _loss_spikes(store) is not None  # the walks have spikes: the comparison is not of two Nones
+        assert loss_spikes(store, memo) == loss_spikes(store)
+    assert loss_spikes(store) is not None  # the walks have spikes: the comparison is not of two Nones
 
 
 def test_median_of_the_other_ranks_without_sorting_per_rank() -> None:

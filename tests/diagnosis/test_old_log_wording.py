@@ -34,4 +34,4 @@ def test_copied_today_the_log_clock_still_says_when_it_ends() -> None:
 def test_a_stall_of_hours_keeps_the_no_step_for_wording() -> None:
     store = store_of(seed004_records(), mtime=LAST_004)
     reason = run_status(store, now=LAST_004 + 5 * 3600).reason
-    assert reason == "no step for 5.0h after step 23000 (usual 0.9 s/step) and no end marker"
+    assert reason == "no step for 5.0h after step 23000 (usual 0.91s/step) and no end marker"

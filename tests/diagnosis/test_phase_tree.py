@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainwatch.diagnosis.shares import phase_parent, phase_tree
+from trainwatch.diagnosis.phases import phase_parent, phase_tree
 
 
 def test_deepspeed_timers_nest_under_backward_and_step() -> None:

@@ -94,7 +94,7 @@ def test_real_log_status_and_exactly_its_findings(name: str, status: str, kinds:
 
 def test_slow_datasets_say_how_much_and_what_to_do(tmp_path: Path) -> None:
     mm = _finding(_summary("mmengine__runner_cpu_slow_dataset.log", tmp_path), "dataloader_bound")
-    assert mm["message"].startswith("96% of the step is data loading (0.16 s of 0.17 s, data time)")
+    assert mm["message"].startswith("96% of the step is data loading (0.16s of 0.17s, data time)")
     assert "num_workers" in mm["remedy"]
     lt = _finding(_summary("lightning__cpu_simple_profiler_slow_dataset.log", tmp_path), "dataloader_bound")
     assert lt["message"].startswith("89% of the profiled time is data loading")

@@ -132,7 +132,7 @@ async def test_a_costly_redraw_is_spaced_out(tmp_path: Path) -> None:
     log.write_text("".join(LINE.format(i, 1000, 900.0, 2.0) for i in range(1, 30)))
     app = TrainwatchApp([str(log)])
     async with app.run_test(size=(120, 40)) as pilot:
-        assert await wait_for(pilot, lambda: app.verdict.status != "unknown")
+        assert await wait_for(pilot, lambda: app.verdict.status.state != "unknown")
         delays: list[float] = []
         real_set_timer = app.set_timer
 

@@ -14,7 +14,8 @@ import pytest
 from _ui_records import ITERATIONS, build_store
 from conftest import seed
 
-from trainwatch.diagnosis.shares import partition_phases, phase_keys, phase_trend
+from trainwatch.diagnosis.phases import partition_phases
+from trainwatch.diagnosis.shares import phase_keys, phase_trend
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.clock import FrozenClock

@@ -17,16 +17,17 @@ from _ui_records import build_store
 from conftest import SAMPLES, seed
 from textual.widgets import DataTable, Static
 
+from trainwatch.diagnosis.judge import Judgement
 from trainwatch.diagnosis.shares import logging_interval, other_seconds, phase_keys, phase_trend
+from trainwatch.diagnosis.status import RunStatus
 from trainwatch.pipeline import Pipeline
 from trainwatch.store.store import Store
 from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.clock import FrozenClock
 from trainwatch.ui.data import phase_rows
-from trainwatch.ui.diagnosis_bridge import Verdict, header_reason
 from trainwatch.ui.widgets.chart import Chart
 from trainwatch.ui.widgets.events import EventsTable, display_message, where_text
-from trainwatch.ui.widgets.phase_bars import partitioned, render_phases
+from trainwatch.ui.widgets.phase_bars import render_phases
 from trainwatch.ui.widgets.phase_trend import PhaseTrend, trend_legend
 from trainwatch.ui.widgets.profiler import ProfileTable
 from trainwatch.ui.widgets.ranks import RanksTable
@@ -125,7 +126,7 @@ def test_phases_tab_and_overview_agree_on_seed_002() -> None:
     names, buckets = phase_trend(store, key, 150)
     assert all(b is not None and "other" in b.seconds for b in buckets[-10:])
     trend = trend_legend(names, buckets, 400).plain
-    bars = render_phases([partitioned(r) for r in phase_rows(store)], 400).plain
+    bars = render_phases(phase_rows(store), 400).plain
 
     def late(label: str) -> int:
         return int(re.search(rf"{label} \d+% → (\d+)%", trend).group(1))  # type: ignore[union-attr]
@@ -233,20 +234,10 @@ async def test_header_prints_the_step_once_and_ages_it_every_second() -> None:
         assert new_age is not None and new_age.group(1) == "27s", (first, second)
 
 
-def test_reason_drops_what_the_header_shows() -> None:
-    # diagnosis/status.py sentences for a running and a stalled run
-    running = "step 165 of 1000000, 0.93 s/step, last write 12s ago"
-    assert header_reason("running", running) == ""
-    lagging = running + ", stopped: rank 3 at step 160, rank 2 at step 155"
-    assert header_reason("running", lagging) == "stopped: rank 3 at step 160, rank 2 at step 155"
-    stalled = "no step for 2m after step 165 (usual 0.93 s/step) and no end marker"
-    assert header_reason("stalled", stalled) == "no new step (usual 0.93 s/step) and no end marker"
-    crashed = "Received 1 death signal, shutting down workers (SIGHUP) after step 23000"
-    assert header_reason("crashed", crashed) == "Received 1 death signal, shutting down workers (SIGHUP)"
-    assert header_reason("finished", "`Trainer.fit` stopped: `max_epochs=2` reached. (step 80)") == (
-        "`Trainer.fit` stopped: `max_epochs=2` reached."
-    )
-    assert Verdict("running", age_s=3.0, judged_at=100.0).age_at(104.0) == 7.0
+def test_the_header_ages_the_judged_write_on_its_own_clock() -> None:
+    # (what the header shows of a verdict, its cause: tests/diagnosis/test_progress_and_cause.py)
+    status = RunStatus("running", "", (), write_age_s=3.0)
+    assert Judgement(status, (), 100.0).age_at(104.0) == 7.0
 
 
 # ------------------------------------------------------------------ 7. throughput

@@ -123,20 +123,30 @@ def test_no_restart_no_note(tmp_path: Path) -> None:
 
 def test_relaunch_on_the_wall_time_axis_splits_by_step() -> None:
     # The seed-004 shape (steps 5..200 then 5..150) with one log timestamp per step; the
-    # second launch's clock goes on from the first one's.
+    # second launch's clock goes on from the first one's, and its records are attempt 1 (as
+    # the runner numbers a relaunch into the same file).
     store = Store()
     records = []
     t = 0
-    for last in (200, 150):
+    for attempt, last in enumerate((200, 150)):
         for step in range(5, last + 1, 5):
             t += 1
             stamp = f"2020-12-12T05:{t // 60:02d}:{t % 60:02d}"
-            records.append(Step(SOURCE, 0, step, stamp, t, {"loss": 11.0 - step / 100}))
+            records.append(Step(SOURCE, 0, step, stamp, t, {"loss": 11.0 - step / 100}, attempt=attempt))
     store.add_many(records)
     (trace,), used_time = chart_traces(store, "loss", last_n=None, wall_time=True)
     assert used_time
     assert len(trace.xs) == 30 and trace.restart_step == 5
     assert list(trace.xs) == sorted(trace.xs) and trace.xs[-1] - trace.xs[0] == 29.0  # 30 steps, 1 s apart
+
+
+def test_a_step_counter_going_back_in_one_attempt_is_no_restart() -> None:
+    # per-epoch step counters (1..100 each epoch) go back without a relaunch: the records stay
+    # attempt 0, and the chart keeps every epoch
+    store = Store()
+    store.add_many([Step(SOURCE, 0, step, None, i, {"loss": 1.0}) for i, step in enumerate([*range(1, 101)] * 2)])
+    (trace,), _ = chart_traces(store, "loss", last_n=None, wall_time=False)
+    assert len(trace.xs) == 200 and trace.restart_step is None
 
 
 def test_restart_index_finds_the_last_step_going_back() -> None:

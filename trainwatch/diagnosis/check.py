@@ -7,25 +7,12 @@ usage errors (a missing file, an unknown option).
 
 from __future__ import annotations
 
-import math
-
-from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.events import event_index
+from trainwatch.diagnosis.progress import progress_text
 from trainwatch.diagnosis.status import run_status
-from trainwatch.diagnosis.window import fmt_duration, fmt_seconds
 from trainwatch.store.store import Store
 
 OK, PROBLEM, UNKNOWN = 0, 1, 3
-BUDGET = "duration_budget"  # a total in tokens or samples (Composer's max_duration), not steps
-
-
-def budget_text(store: Store) -> str:
-    """`of a 300,000,000 token/sample budget (not a step count)`, or "" when the log prints none."""
-    with store.lock:
-        values = [m[BUDGET] for m in store.latest.values() if BUDGET in m]
-    if not values:
-        return ""
-    return f"of a {max(values):,.0f} token/sample budget (not a step count)"
 
 
 def check_line(store: Store, stall_after: float | None = None, now: float | None = None) -> tuple[int, str]:
@@ -43,14 +30,4 @@ def check_line(store: Store, stall_after: float | None = None, now: float | None
         return UNKNOWN, f"unknown: {status.reason}"
     if status.state == "finished":
         return OK, f"finished: {status.reason}"
-    budget = "" if status.total_steps else budget_text(store)
-    parts = [f"step {status.last_step}" + (f" of {status.total_steps}" if status.total_steps else "")]
-    if budget:
-        parts[0] += f" {budget}"
-    pace = status.pace_s
-    if not math.isnan(pace):
-        parts.append(f"{fmt_seconds(pace)}/step")
-    eta = eta_s(status)
-    if not math.isnan(eta):
-        parts.append(f"ETA {fmt_duration(eta)}")
-    return OK, "running: " + ", ".join(parts)
+    return OK, "running: " + progress_text(status.progress_parts())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import SourceState, Store
 
 
@@ -28,17 +29,10 @@ def write_age(store: Store, now: float, sources: list[str] | None = None) -> flo
 
 
 def fmt_age(seconds: float | None) -> str:
-    """How long ago: 'now', '12s ago', '3m ago', '2.5h ago', '6d ago', '4.8 years ago'."""
+    """How long ago, in the one duration format: 'now', '12s ago', '3m ago', '2.5h ago', '6d ago',
+    '4.8 years ago'; whole seconds (an age ticks once a second)."""
     if seconds is None or math.isnan(seconds):
         return "never"
     if seconds < 1:
         return "now"
-    if seconds < 60:
-        return f"{seconds:.0f}s ago"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f}m ago"
-    if seconds < 86400 * 2:
-        return f"{seconds / 3600:.1f}h ago"
-    if seconds < 365 * 86400:
-        return f"{seconds / 86400:.0f}d ago"
-    return f"{seconds / (365.25 * 86400):.1f} years ago"
+    return f"{fmt_duration(math.floor(seconds))} ago"

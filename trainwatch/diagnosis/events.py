@@ -9,7 +9,6 @@ orders them against steps without keeping line numbers for every step.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass, field
 
 from trainwatch.diagnosis.cause import pick_root_event
@@ -38,14 +37,13 @@ class EventIndex:
     restarts_last_attempt: dict[str, int] = field(default_factory=dict)
 
 
-_CACHE: weakref.WeakKeyDictionary[Store, tuple[int, EventIndex]] = weakref.WeakKeyDictionary()
-
-
 def event_index(store: Store) -> EventIndex:
+    """The store's events indexed, kept until the store changes (`Store.derived`)."""
+    return store.derived("event_index", lambda: _index(store))
+
+
+def _index(store: Store) -> EventIndex:
     with store.lock:
-        cached = _CACHE.get(store)
-        if cached is not None and cached[0] == store.version:
-            return cached[1]
         failures: list[Event] = []
         finished: list[Event] = []
         checkpoints: dict[str, Event] = {}
@@ -74,11 +72,9 @@ def event_index(store: Store) -> EventIndex:
                     restarts[e.source] = e.line
                 elif e.attempt == attempts[e.source]:
                     restarts[e.source] = max(restarts[e.source], e.line)
-        index = EventIndex(
+        return EventIndex(
             tuple(failures), tuple(finished), checkpoints, restarts, first_nan, nan_count, tuple(overflows), attempts
         )
-        _CACHE[store] = (store.version, index)
-        return index
 
 
 def source_last_step(store: Store, source: str) -> int | None:

@@ -8,7 +8,8 @@ import math
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.segments import superseded
-from trainwatch.diagnosis.window import fmt_value, median
+from trainwatch.diagnosis.units import fmt_value
+from trainwatch.diagnosis.window import median
 from trainwatch.store.store import Store
 
 MIN_EVALS_AFTER_BEST = 3  # a sustained rise: this many evaluations after the best, all above it

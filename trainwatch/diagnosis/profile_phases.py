@@ -22,10 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainwatch.diagnosis.phases import OTHER, ordered_phases
 from trainwatch.records import Profile
 
-PARTITION = ("data", "forward", "backward", "optimizer")  # disjoint parts of a step, in step order
-OTHER = "other"
+# The disjoint parts of a step a profiler table's rows are sorted into, in step order.
+PARTITION = tuple(ordered_phases(("data", "forward", "backward", "optimizer")))
 COMM = "comm"
 
 _PL_PREFIX = re.compile(r"^(?:\[pl\]\[profile\])+")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainwatch.diagnosis.cadence import cadences
 from trainwatch.diagnosis.cause import Cause
 from trainwatch.diagnosis.events import event_index, root_cause_pick
 from trainwatch.diagnosis.segments import superseded
-from trainwatch.diagnosis.status import cadences, lagging_ranks, rank_name
-from trainwatch.diagnosis.window import fmt_seconds, median, quantile, recent_values
+from trainwatch.diagnosis.status import lagging_ranks, rank_name
+from trainwatch.diagnosis.units import fmt_duration
+from trainwatch.diagnosis.window import median, quantile, recent_values
 from trainwatch.store.store import Store
 
 # A rank stream: (node, rank). The node is None unless the log names it; two nodes' local
@@ -110,7 +112,7 @@ def stragglers(store: Store) -> list[Straggler]:
                     continue
                 if slow_med:
                     ratio, value, ref = med / others, med, others
-                    evidence = f"{fmt_seconds(value)} vs median {fmt_seconds(ref)}"
+                    evidence = f"{fmt_duration(value)} vs median {fmt_duration(ref)}"
                     message = _slower_message(who, name, label, ratio, evidence)
                 else:
                     ratio, value, ref = p95s[who] / others95, p95s[who], others95
@@ -118,8 +120,8 @@ def stragglers(store: Store) -> list[Straggler]:
                         "has slow steps now and then" if name == "step_time_s" else f"stalls now and then in {label}"
                     )
                     message = (
-                        f"{rank_name(who[1], who[0])} {where}: its p95 is {fmt_seconds(value)} vs {fmt_seconds(ref)} on the "
-                        f"median rank (medians {fmt_seconds(med)} vs {fmt_seconds(others)})"
+                        f"{rank_name(who[1], who[0])} {where}: its p95 is {fmt_duration(value)} vs {fmt_duration(ref)} on the "
+                        f"median rank (medians {fmt_duration(med)} vs {fmt_duration(others)})"
                     )
                 if name != "step_time_s":
                     message += _waited_note(store, who)
@@ -147,7 +149,7 @@ def _waited_note(store: Store, who: Who) -> str:
     others = median([median(v) for r, v in per_rank.items() if r != who])
     if not (others > 0 and abs(mine - others) <= 0.1 * others):
         return ""
-    return f"; every rank steps in about {fmt_seconds(others)}, so the others wait for it in the gradient allreduce"
+    return f"; every rank steps in about {fmt_duration(others)}, so the others wait for it in the gradient allreduce"
 
 
 def stopped_ranks(store: Store) -> list[Straggler]:
@@ -188,7 +190,7 @@ def spreads(store: Store) -> list[Spread]:
                 )
                 message = (
                     f"some rank spends {how} the fastest "
-                    f"(max {fmt_seconds(hi)} vs min {fmt_seconds(lo)} across ranks; the log does not say which rank)"
+                    f"(max {fmt_duration(hi)} vs min {fmt_duration(lo)} across ranks; the log does not say which rank)"
                 )
                 out.append(Spread(base, hi, lo, message))
         return sorted(out, key=lambda s: -(s.max_s - s.min_s))

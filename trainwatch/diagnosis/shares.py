@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from trainwatch.diagnosis.phases import partition_phases
 from trainwatch.diagnosis.window import median, recent_values
 from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
@@ -23,38 +24,6 @@ TOP_LEVEL = ("forward", "backward", "allreduce", "optimizer", "step", "forward_b
 DATA_PHASES = ("batch_generator", "data_loader", "dataloader", "data", "get_batch")
 COMM = re.compile(r"all_?reduce|all_?gather|reduce_?scatter|grads_sync|broadcast")
 WINDOW = 128
-
-
-# Timers that are part of another timer (DeepSpeed: `backward` = inner + allreduce, its `step`
-# includes the optimizer timers; Megatron: `optimizer` includes them when both print).
-_CHILDREN_OF: dict[str, tuple[str, ...]] = {
-    "backward_inner": ("backward",),
-    "backward_allreduce": ("backward",),
-    "optimizer_gradients": ("step", "optimizer"),
-    "optimizer_step": ("step", "optimizer"),
-    "optimizer_allgather": ("step", "optimizer"),
-    # Megatron's get_batch runs inside forward_step, itself inside forward-backward
-    "batch_generator": ("forward", "forward_backward"),
-}
-
-
-def phase_parent(name: str, present: set[str] | dict[str, float]) -> str | None:
-    """The printed timer that contains `name`, if the log printed it too."""
-    for parent in _CHILDREN_OF.get(name, ()):
-        if parent in present:
-            return parent
-    return None
-
-
-def phase_tree(shares: dict[str, float]) -> list[tuple[str, float, int]]:
-    """(name, share, depth) with each nested timer listed right under its parent."""
-    roots = [n for n in shares if phase_parent(n, shares) is None]
-    out: list[tuple[str, float, int]] = []
-    for root in sorted(roots, key=lambda n: -shares[n]):
-        out.append((root, shares[root], 0))
-        kids = [n for n in shares if phase_parent(n, shares) == root]
-        out.extend((kid, shares[kid], 1) for kid in sorted(kids, key=lambda n: -shares[n]))
-    return out
 
 
 @dataclass(frozen=True)
@@ -153,25 +122,6 @@ def comm_shares(store: Store) -> list[Share]:
 
 
 # ------------------------------------------------------------------- trend over the run
-def partition_phases(names: list[str]) -> list[str]:
-    """The printed timers that split a step without overlap: nested timers (`backward_inner`,
-    `optimizer_step` under DeepSpeed's `step`, Megatron's `batch_generator` under `forward` and
-    its `data_loader` under that), per-micro-step repeats and `_min` companions are left out."""
-    present = set(names)
-    out = []
-    for n in names:
-        if n.endswith(("_microstep", "_min")) or phase_parent(n, present) is not None:
-            continue
-        if n == "data_loader" and "batch_generator" in present:
-            continue
-        if n == "forward_backward" and present & {"forward", "backward"}:
-            continue
-        if "forward_backward" in present and n != "forward_backward" and n.startswith(("forward_", "backward_")):
-            continue  # Megatron's forward-compute / backward-compute inside its forward-backward
-        out.append(n)
-    return out
-
-
 OTHER_MIN_SHARE = 0.02
 
 

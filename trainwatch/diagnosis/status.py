@@ -15,7 +15,6 @@ Steps that arrive while we follow the file are timed by their arrival instead (s
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import time as _time
@@ -24,6 +23,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from trainwatch.diagnosis.cadence import (
+    MIN_STALL_S,
+    NO_CADENCE_STALL_S,
+    Cadence,
+    cadence,
+    cadences,
+    stall_threshold,
+)
 from trainwatch.diagnosis.cause import first_by_order
 from trainwatch.diagnosis.clock import fmt_age, write_age
 from trainwatch.diagnosis.events import (
@@ -33,33 +40,19 @@ from trainwatch.diagnosis.events import (
     event_index,
     root_cause_event,
 )
-from trainwatch.diagnosis.segments import current_keys, superseded
-from trainwatch.diagnosis.window import fmt_seconds, median, pace_s
+from trainwatch.diagnosis.progress import NO_PROGRESS, Part, Progress, progress, progress_parts, progress_text
+from trainwatch.diagnosis.segments import superseded
+from trainwatch.diagnosis.units import fmt_duration
+from trainwatch.diagnosis.window import median_sorted
 from trainwatch.records import Event
-from trainwatch.store.store import RankKey, Store, key_order
+from trainwatch.store.store import RankKey, Store
 
 STATES = ("running", "stalled", "finished", "crashed", "unknown")
-STALL_FACTOR = 10.0  # "much longer than its usual interval"
-MIN_STALL_S = 120.0  # never call a run stalled after less than this
-NO_CADENCE_STALL_S = 600.0  # before the cadence is known (first step, compile, no timing at all)
-PAUSE_FACTOR = 2.0  # a pause as long as twice the longest recovered one (eval, checkpoint) is a stall
 CHECKPOINT_STALL_S = 1800.0  # a save in progress may take this long
 TZ_STEP_S = 900.0  # time zones are whole quarter-hours apart
 TZ_MAX_S = 14.5 * 3600
 OLD_LOG_S = 86400.0  # a stall older than this is a log that ended long ago: say when, not "no step for 5.9 years"
 LAG_RECORDS = 3  # a rank this many log intervals behind the others has stopped advancing
-
-
-@dataclass(frozen=True)
-class Cadence:
-    """How a rank's progress lines are usually spaced."""
-
-    sec_per_step: float  # from log timestamps, else the printed step time; nan if unknown
-    step_time_s: float  # the printed per-step time (median, recent window); nan if not printed
-    steps_per_record: float  # the log interval in steps
-    usual_gap_s: float  # seconds between progress lines; nan if unknown
-    longest_pause_s: float  # longest pause beyond the usual gap that the run recovered from
-    progress_log_t: float  # log time (epoch s) of the last step, extrapolated; nan if no timestamps
 
 
 @dataclass(frozen=True)
@@ -79,6 +72,11 @@ class RankStatus:
 
 @dataclass(frozen=True)
 class RunStatus:
+    """The verdict, with its parts as fields so that a screen shows them without taking the
+    sentence apart: `reason` is the whole sentence (`check`, `summary`); `cause` is what it says
+    beyond the step, pace and age that `progress` and `write_age_s` hold (the dashboard's header
+    prints those itself, on its own clock)."""
+
     state: str  # one of STATES
     reason: str  # one sentence: why
     ranks: tuple[RankStatus, ...]
@@ -90,58 +88,18 @@ class RunStatus:
     stall_after_s: float = math.nan
     failure: Event | None = None  # the event that ended (crashed) or hung (stalled) the run
     write_age_s: float = math.nan  # seconds since the freshest source was written: the age to show
+    cause: str = ""  # the reason without the step, pace and age ("" for a running run with no news)
+    progress: Progress = NO_PROGRESS  # step N of M, the pace, the ETA
+    profiles: int = 0  # profiler reports in the log (an "unknown" run may be a profiler report alone)
 
     @property
-    def pace_s(self) -> float:
-        """Seconds per step to show: the step time the log prints, else the observed cadence."""
-        return self.step_time_s if not math.isnan(self.step_time_s) else self.sec_per_step
+    def eta_s(self) -> float:
+        """Seconds left at the pace, for a running run; nan otherwise or when unknown."""
+        return self.progress.eta_s if self.state == "running" else math.nan
 
-
-def cadence(store: Store, key: RankKey) -> Cadence:
-    obs = list(store.observations.get(key, ()))
-    timed = [(o.step, o.log_time) for o in obs if o.step is not None and not math.isnan(o.log_time)]
-    rates: list[float] = []
-    gaps: list[float] = []
-    for (s0, t0), (s1, t1) in itertools.pairwise(timed):
-        if s1 > s0 and t1 >= t0:
-            rates.append((t1 - t0) / (s1 - s0))
-            gaps.append(t1 - t0)
-    deltas = [
-        b.step - a.step
-        for a, b in itertools.pairwise(obs)
-        if a.step is not None and b.step is not None and b.step > a.step
-    ]
-    steps_per_record = median(deltas) if deltas else 1.0
-    step_time = pace_s(store.series.get(key.series_key("metric", "step_time_s")))
-    sec_per_step = median(rates) if rates else step_time
-    # Lines without timestamps between timed ones (Megatron's iteration lines between DeepSpeed's
-    # timed `step=` lines) still arrive at the log interval: pace x interval is the usual gap.
-    if not math.isnan(sec_per_step):
-        usual_gap = sec_per_step * steps_per_record
-    else:
-        usual_gap = median(gaps) if gaps else math.nan
-    longest_pause = 0.0
-    if rates:
-        # skip the first interval: warm-up / compilation is not a pause to tolerate later
-        for (s0, t0), (s1, t1) in list(itertools.pairwise(timed))[1:]:
-            if s1 > s0 and t1 >= t0:
-                longest_pause = max(longest_pause, (t1 - t0) - (s1 - s0) * sec_per_step)
-    progress_t = math.nan
-    if timed:
-        s_k, t_k = timed[-1]
-        last_step = obs[-1].step if obs and obs[-1].step is not None else s_k
-        progress_t = t_k
-        if last_step > s_k and not math.isnan(sec_per_step):
-            progress_t = t_k + (last_step - s_k) * sec_per_step
-    return Cadence(sec_per_step, step_time, steps_per_record, usual_gap, longest_pause, progress_t)
-
-
-def stall_threshold(c: Cadence, stall_after: float | None = None) -> float:
-    if stall_after is not None:
-        return float(stall_after)
-    if math.isnan(c.usual_gap_s):
-        return NO_CADENCE_STALL_S
-    return max(STALL_FACTOR * c.usual_gap_s, MIN_STALL_S, PAUSE_FACTOR * c.longest_pause_s)
+    def progress_parts(self, *, percent: bool = False) -> list[Part]:
+        """The one step/pace/ETA line's pieces (`progress.progress_parts`) for this verdict."""
+        return progress_parts(self.progress, eta=self.state == "running", percent=percent)
 
 
 def _source_last_log_t(store: Store, source: str) -> float:
@@ -230,14 +188,7 @@ def _median_without(ordered: list[float], value: float) -> float:
     """The median of `ordered` (sorted) less one occurrence of `value`: what `median` of the
     others gives, without a sort per rank (256 ranks)."""
     i = bisect_left(ordered, value)
-    m = len(ordered) - 1
-
-    def at(j: int) -> float:
-        return ordered[j] if j < i else ordered[j + 1]
-
-    if m <= 0:
-        return math.nan
-    return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2.0
+    return median_sorted(ordered[:i] + ordered[i + 1 :])
 
 
 def _latest_progress_t(store: Store, cadences: dict[RankKey, Cadence]) -> float:
@@ -275,11 +226,6 @@ def failure_sentence(e: Event) -> str:
     return f"{_rank_text(e)}{message}"
 
 
-def cadences(store: Store) -> dict[RankKey, Cadence]:
-    """Every rank's cadence (steps in key order); computed once per store version."""
-    return store.derived("cadences", lambda: {k: cadence(store, k) for k in sorted(current_keys(store), key=key_order)})
-
-
 def run_status(store: Store, now: float | None = None, stall_after: float | None = None) -> RunStatus:
     """The run's state and one sentence why; cheap (recent windows, one pass over events)."""
     wall = _time.time()
@@ -290,6 +236,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         by_key = cadences(store)
         step_keys = list(by_key)
         latest_t = _latest_progress_t(store, by_key)
+        prog = progress(store)
         source_order = {name: i for i, name in enumerate(store.sources)}
         terminal_failures = _terminal(store, index, index.failures, latest_t)
         terminal_finished = _terminal(store, index, index.finished, latest_t)
@@ -310,7 +257,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             age = progress_age(store, key, c, threshold, now, mono_now)
             state = "stalled" if not math.isnan(age) and age > threshold else "running"
             reason = (
-                f"no step for {fmt_seconds(age)} (usual {fmt_seconds(c.usual_gap_s)} between progress lines)"
+                f"no step for {fmt_duration(age)} (usual {fmt_duration(c.usual_gap_s)} between progress lines)"
                 if state == "stalled"
                 else ""
             )
@@ -331,6 +278,8 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         threshold = stall_threshold(main, stall_after) if main else NO_CADENCE_STALL_S
         write_age_s = write_age(store, now, sorted({k.source for k in step_keys}) or None)
         common: dict[str, Any] = {
+            "progress": prog,
+            "profiles": len(store.profiles),
             "write_age_s": write_age_s,
             "last_step": last_step,
             "total_steps": total,
@@ -350,51 +299,59 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         if first_fail is not None:
             root = root_cause_event(store, index)
             cause = root if root is not None else first_fail
-            reason = f"{failure_sentence(cause)}{_where(last_step)}"
+            said = failure_sentence(cause)
             ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
-            return RunStatus("crashed", reason, ranks, failure=cause, **common)
+            return RunStatus("crashed", f"{said}{_where(last_step)}", ranks, failure=cause, cause=said, **common)
         if finish is not None:
             said = (
                 BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", finish.message.strip())) or "the run reported completion"
             )
             reason = said + (f" (step {last_step})" if last_step is not None else "")
-            return RunStatus("finished", reason, _with_inherited(per_rank, noted, "finished", set()), **common)
+            ranks = _with_inherited(per_rank, noted, "finished", set())
+            return RunStatus("finished", reason, ranks, cause=said, **common)
         hangs = [e for e in terminal_failures if e.kind == "nccl_timeout"]
         if hangs:
             hang = first_by_order(hangs, source_order)
             assert hang is not None
-            reason = f"hung in a collective: {failure_sentence(hang)}{_where(last_step)}"
+            hung = f"hung in a collective: {failure_sentence(hang)}"
+            reason, said = hung + _where(last_step), hung
             root = root_cause_event(store, index)
             if root is not None and root is not hang:
-                reason += f"; first failure: {failure_sentence(root)}"
+                first = f"; first failure: {failure_sentence(root)}"
+                reason, said = reason + first, said + first
             ranks = _with_inherited(per_rank, noted, "stalled", {e.rank for e in hangs if e.rank is not None})
-            return RunStatus("stalled", reason, ranks, failure=hang, **common)
+            return RunStatus("stalled", reason, ranks, failure=hang, cause=said, **common)
         ended = _reached_the_end(store, index, last_step, total, age, main, latest_t)
-        if ended:
-            return RunStatus("finished", ended, _with_inherited(per_rank, noted, "finished", set()), **common)
+        if ended is not None:
+            ranks = _with_inherited(per_rank, noted, "finished", set())
+            return RunStatus("finished", ended[0], ranks, cause=ended[1], **common)
         if not step_keys:
             lines = sum(st.lines for st in store.sources.values())
             reason = f"no training step recognised in {lines} lines" if lines else "nothing read yet"
-            if store.profiles:  # a profiler report alone (Lightning, torch.profiler): say where it is
+            if store.profiles:  # a profiler report alone (Lightning, torch.profiler): say so
                 n = len(store.profiles)
-                reason += f"; {n} profiler report{'s' if n > 1 else ''} (dashboard: Profiler tab, key 5)"
-            return RunStatus("unknown", reason, _with_inherited([], noted, "unknown", set()), **common)
+                reason += f"; {n} profiler report{'s' if n > 1 else ''}"
+            ranks = _with_inherited([], noted, "unknown", set())
+            return RunStatus("unknown", reason, ranks, cause=reason, **common)
         if all(r.state == "stalled" for r in per_rank if r.key not in behind):
-            usual = sps if not math.isnan(sps) else step_time
-            usual_text = f"usual {fmt_seconds(usual)}/step" if not math.isnan(usual) else "no cadence known"
-            reason = f"no step for {fmt_seconds(age)} after step {last_step} ({usual_text}) and no end marker"
+            usual = prog.pace_s
+            usual_text = f"usual {fmt_duration(usual)}/step" if not math.isnan(usual) else "no cadence known"
+            reason = f"no step for {fmt_duration(age)} after step {last_step} ({usual_text}) and no end marker"
+            said = f"no new step ({usual_text}) and no end marker"
             if not math.isnan(age) and age > OLD_LOG_S:
-                reason = _ended_long_ago(store, last_step, write_age_s)
-            return RunStatus("stalled", reason, _with_inherited(per_rank, noted, "stalled", set()), **common)
-        parts = [f"step {last_step}" + (f" of {total}" if total else "")]
-        if not math.isnan(sps):
-            parts.append(f"{fmt_seconds(sps)}/step")
+                reason = said = _ended_long_ago(store, last_step, write_age_s)
+            ranks = _with_inherited(per_rank, noted, "stalled", set())
+            return RunStatus("stalled", reason, ranks, cause=said, **common)
+        parts = [progress_text(progress_parts(prog, eta=False))]
         if not math.isnan(write_age_s):
             parts.append(f"last write {fmt_age(write_age_s)}")
         stopped = [r for r in per_rank if r.state == "stalled"]
+        news = ""
         if stopped:
-            parts.append("stopped: " + ", ".join(f"{rank_name(r.rank, r.host)} at step {r.last_step}" for r in stopped))
-        return RunStatus("running", ", ".join(parts), _with_inherited(per_rank, noted, "running", set()), **common)
+            news = "stopped: " + ", ".join(f"{rank_name(r.rank, r.host)} at step {r.last_step}" for r in stopped)
+            parts.append(news)
+        ranks = _with_inherited(per_rank, noted, "running", set())
+        return RunStatus("running", ", ".join(parts), ranks, cause=news, **common)
 
 
 SUMMARY_METRIC = "train_runtime"  # HF Trainer's final summary dict: printed once, after the last step
@@ -409,25 +366,27 @@ def _reached_the_end(
     age: float,
     main: Cadence | None,
     latest_t: float,
-) -> str:
-    """Why the run is finished though no end marker was printed, or "".
+) -> tuple[str, str] | None:
+    """Why the run is finished though no end marker was printed, as (reason, cause: the reason
+    without the step), or None.
 
     What frameworks print at the end without a marker: the Trainer's `train_runtime` summary;
     the last epoch/iteration followed by its checkpoint (mmengine's "Saving checkpoint at 2
     epochs"); or simply the total reached and nothing written since."""
     if any(SUMMARY_METRIC in m for k, m in store.latest.items() if not superseded(store, k)):
-        return "the Trainer printed its final train_runtime summary" + (
-            f" (step {last_step})" if last_step is not None else ""
-        )
+        said = "the Trainer printed its final train_runtime summary"
+        return said + (f" (step {last_step})" if last_step is not None else ""), said
     if total is None or last_step is None or last_step < total:
-        return ""
+        return None
     ckpt = [e for e in index.checkpoints_last.values() if after_last_progress(store, e, index, latest_t)]
     if ckpt:
-        return f"reached step {last_step} of {total} and saved its final checkpoint"
+        said = f"reached step {last_step} of {total} and saved its final checkpoint"
+        return said, said
     gap = main.usual_gap_s if main is not None and not math.isnan(main.usual_gap_s) else 0.0
     if math.isnan(age) or age > max(QUIET_GAPS * gap, 1.0):
-        return f"reached step {last_step} of {total} and stopped writing"
-    return ""
+        said = f"reached step {last_step} of {total} and stopped writing"
+        return said, said
+    return None
 
 
 def _ended_long_ago(store: Store, last_step: int | None, written_age: float) -> str:
@@ -463,6 +422,7 @@ def _with_inherited(
 
 __all__ = [
     "FAILURE_KINDS",
+    "MIN_STALL_S",
     "STATES",
     "Cadence",
     "RankStatus",

@@ -28,16 +28,19 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Log, Static, TabbedContent, TabPane
 
+from trainwatch.diagnosis.findings import Finding
+from trainwatch.diagnosis.judge import NOT_JUDGED, Judge, Judgement, not_judged
+from trainwatch.diagnosis.progress import progress
 from trainwatch.pipeline import Pipeline
 from trainwatch.stderr import warn
 from trainwatch.store.store import Store
 from trainwatch.ui import data
 from trainwatch.ui.clock import Clock
-from trainwatch.ui.diagnosis_bridge import Finding, Judge, Verdict
 from trainwatch.ui.screens.help import HelpScreen
 from trainwatch.ui.screens.metrics import MetricPicker
 from trainwatch.ui.widgets.chart import Chart, ChartOptions, overflow_steps
 from trainwatch.ui.widgets.events import EventsTable, recent_events_text
+from trainwatch.ui.widgets.findings import FindingsList
 from trainwatch.ui.widgets.header import RunHeader, findings_text, progress_line, source_line
 from trainwatch.ui.widgets.phase_bars import PhaseBars
 from trainwatch.ui.widgets.phase_trend import PhaseTrend
@@ -90,7 +93,7 @@ class StoreChanged(Message):
 class Judged(Message):
     """Posted from the judging thread: the verdict and findings of the store as it was."""
 
-    def __init__(self, verdict: Verdict, findings: list[Finding], cost: float, recomputed: bool) -> None:
+    def __init__(self, verdict: Judgement, findings: list[Finding], cost: float, recomputed: bool) -> None:
         super().__init__()
         self.verdict, self.findings, self.cost, self.recomputed = verdict, findings, cost, recomputed
 
@@ -139,7 +142,7 @@ class TrainwatchApp(App[None]):
         self.smoothing_index = SMOOTHING_STEPS.index(self.options.smoothing)
         self.zoom_index = 0
         self.chosen_metrics: list[str] | None = None  # None: the defaults present in the log
-        self.verdict = Verdict("unknown")
+        self.verdict: Judgement = NOT_JUDGED
         self.findings: list[Finding] = []
         self._judge = Judge()
         self._seen_version = -1
@@ -175,6 +178,7 @@ class TrainwatchApp(App[None]):
             with TabPane("2 Ranks", id="ranks"):
                 yield RanksTable(id="ranks-table")
             with TabPane("3 Events", id="events"):
+                yield FindingsList(id="findings")
                 yield Static(Text(NO_EVENTS, style="dim"), id="events-empty")
                 yield EventsTable(id="events-table")
             with TabPane("4 Log", id="log"):
@@ -424,14 +428,14 @@ class TrainwatchApp(App[None]):
     def _diag_due(self) -> bool:
         return time.monotonic() - self._diag_mono >= paced(self._diag_costs[True])
 
-    def _judge_now(self, now: float) -> tuple[Verdict, list[Finding], float, bool]:
+    def _judge_now(self, now: float) -> tuple[Judgement, list[Finding], float, bool]:
         """Verdict, findings, the CPU seconds it took, whether the record findings were computed again."""
         start = time.thread_time()
         try:
-            verdict, found = self._judge(self.store, now)
+            verdict = self._judge(self.store, now)
         except Exception as exc:
-            verdict, found = Verdict("unknown", f"diagnosis failed: {exc.__class__.__name__}"), []
-        return verdict, found, time.thread_time() - start, self._judge.recomputed
+            verdict = not_judged(f"diagnosis failed: {exc.__class__.__name__}")
+        return verdict, list(verdict.findings), time.thread_time() - start, self._judge.recomputed
 
     @on(Judged)
     def _judged(self, message: Judged) -> None:
@@ -452,9 +456,10 @@ class TrainwatchApp(App[None]):
         header = self.main.query_one(RunHeader)
         header.show(
             source_line(sources, self.clock.wall(), ranks, hosts),
-            progress_line(self.verdict, data.progress(self.store), self.clock.wall()),
+            progress_line(self.verdict, progress(self.store), self.clock.wall()),
             findings_text(self.findings),
         )
+        self.main.query_one(FindingsList).show(self.findings)
 
     def _update_ranks(self) -> None:
         if self._tab() != "ranks" and self.main.query_one(RanksTable).row_count:
@@ -466,7 +471,7 @@ class TrainwatchApp(App[None]):
             for i, r in enumerate(f.ranks)
         }
         self.main.query_one(RanksTable).show(
-            data.rank_rows(self.store), self.clock.wall(), stragglers, self.verdict.ranks
+            data.rank_rows(self.store), self.clock.wall(), stragglers, self.verdict.rank_states()
         )
 
     def _update_events(self) -> None:

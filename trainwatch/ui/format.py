@@ -1,12 +1,11 @@
-"""Number, duration and age formatting shared by the widgets (pure, no Textual)."""
+"""Number formatting and sparklines for the widgets (pure, no Textual). Durations and ages are
+printed with `diagnosis.units.fmt_duration` and `diagnosis.clock.fmt_age`, as `summary` does."""
 
 from __future__ import annotations
 
 import math
 
-from trainwatch.diagnosis.clock import fmt_age  # the one age format, shared with summary
-
-__all__ = ["fmt_age", "fmt_duration", "fmt_num", "sparkline"]
+__all__ = ["fmt_num", "sparkline"]
 
 
 def fmt_num(value: float | None, digits: int = 4) -> str:
@@ -27,26 +26,6 @@ def fmt_num(value: float | None, digits: int = 4) -> str:
     if a >= 1000:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """Human duration: 0.91s, 4m 05s, 3h 12m, 10d 4h."""
-    if seconds is None or math.isnan(seconds) or seconds < 0:
-        return "-"
-    if seconds < 0.1:
-        return f"{seconds * 1000:.3g}ms"
-    if seconds < 10:
-        return f"{seconds:.2f}s"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    m, s = divmod(int(seconds), 60)
-    if m < 60:
-        return f"{m}m {s:02d}s"
-    h, m = divmod(m, 60)
-    if h < 48:
-        return f"{h}h {m:02d}m"
-    d, h = divmod(h, 24)
-    return f"{d}d {h}h"
 
 
 SPARK = "▁▂▃▄▅▆▇█"

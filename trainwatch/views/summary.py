@@ -18,6 +18,7 @@ its rank numbers, when the log names nodes), `root_cause.host`, and each finding
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -25,15 +26,15 @@ from rich.table import Table
 from rich.text import Text
 
 from trainwatch.diagnosis.attempts import Attempt, attempts, history_line
-from trainwatch.diagnosis.check import budget_text
-from trainwatch.diagnosis.eta import eta_s
 from trainwatch.diagnosis.findings import Finding, findings
 from trainwatch.diagnosis.overfit import eval_figures
+from trainwatch.diagnosis.phases import phase_tree
 from trainwatch.diagnosis.profile_phases import profile_breakdown, profile_top
+from trainwatch.diagnosis.progress import progress_text
 from trainwatch.diagnosis.ranks import root_cause, stragglers
-from trainwatch.diagnosis.shares import phase_shares, phase_tree
+from trainwatch.diagnosis.shares import phase_shares
 from trainwatch.diagnosis.status import RunStatus, rank_name, run_status
-from trainwatch.diagnosis.window import fmt_duration, fmt_seconds, fmt_value
+from trainwatch.diagnosis.units import fmt_duration, fmt_value
 from trainwatch.names import CONTRACT_METRIC_ORDER
 from trainwatch.records import json_number
 from trainwatch.store.store import RankKey, Store
@@ -117,8 +118,23 @@ def _num(v: float) -> float | int | str | None:
 
 def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
     """The contract's summary object (README "`summary --json`"), plus documented extensions."""
+    return _judged(store, now).data
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """What the report prints, each computed once: the JSON object and what it was made from."""
+
+    data: dict[str, Any]
+    status: RunStatus
+    found: list[Finding]
+    attempts: list[Attempt]
+
+
+def _judged(store: Store, now: float | None) -> _Judged:
     status = run_status(store, now)
     found = findings(store, now, status=status)
+    tried = attempts(store, status.state, status.reason)
     slow = stragglers(store)
     root = root_cause(store) if status.state in ("crashed", "stalled") else None
     shares = phase_shares(store)
@@ -153,7 +169,7 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
             "findings": [_finding_json(f) for f in found],
             # extensions
             "reason": status.reason,
-            "eta_s": _num(eta_s(status)),
+            "eta_s": _num(status.eta_s),
             "sec_per_step": _num(status.sec_per_step),
             "phases_share": {k: round(v, 4) for k, v in shares.items()},
             "lines": sum(st.lines for st in store.sources.values()),
@@ -162,13 +178,13 @@ def summary_json(store: Store, now: float | None = None) -> dict[str, Any]:
             "rank_status": [
                 _rank_status_json(r.source, r.rank, r.host, r.state, r.last_step, slow_by) for r in status.ranks
             ],
-            "attempts": [_attempt_json(a) for a in attempts(store, status.state, status.reason)],
+            "attempts": [_attempt_json(a) for a in tried],
             "eval": _eval_json(store),
             "profiles": _profiles_json(store),
         }
         if hosts:
             out["hosts"] = hosts
-    return out
+    return _Judged(out, status, found, tried)
 
 
 TOP_PROFILE_ROWS = 5
@@ -300,9 +316,8 @@ def print_summary(store: Store, console: Console | None = None, now: float | Non
 
 
 def _print_report(store: Store, console: Console, now: float | None) -> None:
-    data = summary_json(store, now)
-    status = run_status(store, now)
-    found = findings(store, now, status=status)
+    judged = _judged(store, now)
+    data, status, found = judged.data, judged.status, judged.found
 
     head = Text()
     head.append(f"{data['status'].upper()}", style=STATE_STYLE.get(data["status"], "bold"))
@@ -311,21 +326,10 @@ def _print_report(store: Store, console: Console, now: float | None) -> None:
     console.print(head)
 
     if len(data["attempts"]) > 1:
-        console.print(Text(history_line(attempts(store, status.state, status.reason))))
+        console.print(Text(history_line(judged.attempts)))
 
     if status.last_step is not None:
-        line = Text(f"step {status.last_step}")
-        if status.total_steps:
-            line.append(f" of {status.total_steps} ({status.last_step / status.total_steps * 100:.1f}%)")
-        elif budget_text(store):
-            line.append(f" {budget_text(store)}")
-        pace = status.pace_s
-        if not math.isnan(pace):
-            line.append(f", {fmt_seconds(pace)}/step")
-        eta = eta_s(status)
-        if not math.isnan(eta):
-            line.append(f", ETA {fmt_duration(eta)}")
-        console.print(line)
+        console.print(Text(progress_text(status.progress_parts(percent=True))))
 
     with store.lock:
         src_rows = [
@@ -426,7 +430,7 @@ def _print_profiles(console: Console, profiles: list[dict[str, Any]]) -> None:
             console.print(Text(f"  top rows by total time{basis} (rows nest: shares overlap)", style="dim"))
             width = max(len(r["name"]) for r in p["top"]) + 2
             for r in p["top"]:
-                row = Text(f"    {r['name']:<{width}} {fmt_seconds(float(r['total_s'])):>9}")
+                row = Text(f"    {r['name']:<{width}} {fmt_duration(float(r['total_s'])):>9}")
                 if r["share"] is not None:
                     row.append(f"  {_pct(r['share']):>6}")
                 console.print(row)

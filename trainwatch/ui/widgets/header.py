@@ -7,11 +7,14 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.widgets import Static
 
-from trainwatch.diagnosis.clock import written_at
+from trainwatch.diagnosis.clock import fmt_age, written_at
+from trainwatch.diagnosis.findings import Finding
+from trainwatch.diagnosis.judge import Judgement
+from trainwatch.diagnosis.progress import Progress, progress_parts
 from trainwatch.store.store import SourceState
-from trainwatch.ui.data import Progress, short_source
-from trainwatch.ui.diagnosis_bridge import Finding, Verdict
-from trainwatch.ui.format import fmt_age, fmt_duration, fmt_num
+from trainwatch.ui.data import short_source
+from trainwatch.ui.format import fmt_num
+from trainwatch.ui.widgets.findings import SEVERITY_ICON, SEVERITY_STYLE
 
 STATUS_STYLE = {
     "running": "bold black on green",
@@ -20,8 +23,6 @@ STATUS_STYLE = {
     "crashed": "bold white on red",
     "unknown": "bold reverse",
 }
-SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-SEVERITY_ICON = {"error": "✖", "warning": "▲", "info": "●"}
 
 
 def source_line(
@@ -76,41 +77,52 @@ def _ranks(ranks: list[int]) -> str:
     return f"{len(ranks)} ({ranks[0]}–{ranks[-1]})"
 
 
-def progress_line(verdict: Verdict, prog: Progress, now_wall: float | None = None) -> Text:
-    """Status, step N of M (from the store, as of its last change), s/step, ETA, the last step's
-    age (aged on the 1 s clock from `now_wall`) and the verdict's reason. Every step number and
-    age is printed once, in one format, so two parts of the line cannot disagree."""
+# Where the dashboard shows what diagnosis only counts (it knows no keys).
+PROFILER_HINT = "Profiler tab, key 5"
+
+
+def progress_line(verdict: Judgement, prog: Progress, now_wall: float | None = None) -> Text:
+    """Status, step N of M, s/step and ETA (`progress_parts`: the line `check` and `summary`
+    print, from the store as of its last change), the last write's age (aged on the 1 s clock
+    from `now_wall`) and the verdict's cause. Every step number and age is printed once, in one
+    format, so two parts of the line cannot disagree."""
     out = Text(no_wrap=True, overflow="ellipsis")
-    status = verdict.status or "unknown"
+    status = verdict.status.state
     out.append(f" {status.upper()} ", style=STATUS_STYLE.get(status, "bold reverse"))
     out.append("  ")
-    if prog.step is None:
+    parts = progress_parts(prog, eta=status in ("running", "unknown"), num=lambda n: fmt_num(float(n)))
+    if not parts:
         out.append("no steps yet", style="dim")
-    else:
-        out.append("step ", style="dim")
-        out.append(fmt_num(float(prog.step)), style="bold")
-        if prog.total:
-            out.append(f" of {fmt_num(float(prog.total))}", style="dim")
+    for part in parts:
+        if part.role == "step":
+            out.append(part.label, style="dim")
+            out.append(part.value, style="bold")
+        elif part.role == "total":
+            out.append(part.text, style="dim")
             frac = prog.fraction or 0.0
             cells = 20
             full = int(frac * cells)
             out.append(" ▕" + "█" * full + "░" * (cells - full) + "▏", style="green")
             out.append(f"{100 * frac:.1f}%")
-        per_step = verdict.sec_per_step or prog.step_time_s
-        if per_step:
-            out.append(f"  {fmt_duration(per_step)}/step")
-        eta = verdict.eta_s if verdict.status != "unknown" else prog.eta_s
-        if eta is not None and status in ("running", "unknown"):
-            out.append("  ETA ", style="dim")
-            out.append(fmt_duration(eta), style="bold")
-        age = verdict.age_at(now_wall) if now_wall is not None else None
-        if age is not None and status in ("running", "stalled"):
-            out.append("  last write ", style="dim")
-            out.append(fmt_age(age))
-    if verdict.reason and status != "unknown":
-        out.append("  — " + verdict.reason)
-    elif status == "unknown":
-        out.append("  (" + (verdict.reason or "no verdict") + ")", style="dim")
+        elif part.role == "budget":
+            out.append(part.text, style="dim")
+        elif part.role == "pace":
+            out.append(f"  {part.text}")
+        elif part.role == "eta":
+            out.append("  " + part.label, style="dim")
+            out.append(part.value, style="bold")
+    age = verdict.age_at(now_wall) if now_wall is not None else None
+    if parts and age is not None and status in ("running", "stalled"):
+        out.append("  last write ", style="dim")
+        out.append(fmt_age(age))
+    cause = verdict.status.cause
+    if status == "unknown":
+        said = cause or "no verdict"
+        if verdict.status.profiles:
+            said += f" ({PROFILER_HINT})"
+        out.append(f"  ({said})", style="dim")
+    elif cause:
+        out.append("  — " + cause)
     return out
 
 
@@ -125,7 +137,7 @@ def findings_text(items: list[Finding], limit: int = 3) -> Text:
         out.append(f"{SEVERITY_ICON.get(f.severity, '•')} {f.kind}: ", style=style)
         out.append(f.message)
     if len(items) > limit:
-        out.append(f"  (+{len(items) - limit} more, see summary)", style="dim")
+        out.append(f"  (+{len(items) - limit} more, with remedies: Events tab, key 3)", style="dim")
     return out
 
 

@@ -6,28 +6,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from trainwatch.diagnosis.shares import other_seconds, partition_phases
+from trainwatch.diagnosis.phases import OTHER, ordered_phases
+from trainwatch.diagnosis.shares import other_seconds
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import Store
 from trainwatch.ui.data import PhaseRow, phase_rows
-from trainwatch.ui.format import fmt_duration
 
 COLOURS = (12, 10, 11, 13, 14, 9, 4, 2, 3, 5, 6)
-OTHER = "other"
-# Step order, so a phase keeps its colour in every view (bars, trend, profiler breakdown).
-ORDER = (
-    "data",
-    "batch_generator",
-    "data_loader",
-    "forward",
-    "forward_backward",
-    "backward",
-    "allreduce",
-    "comm",
-    "optimizer",
-    "step",
-)
-
-
 # Display names: DeepSpeed's `step` timer is the optimizer step, not the "step time" next to it.
 LABELS = {"step": "optimizer step", "step_microstep": "optimizer step (micro)"}
 
@@ -35,12 +20,6 @@ LABELS = {"step": "optimizer step", "step_microstep": "optimizer step (micro)"}
 def phase_label(name: str) -> str:
     """How a phase is shown (the record keeps the log's name)."""
     return LABELS.get(name, name)
-
-
-def ordered_phases(names: list[str]) -> list[str]:
-    """Known phases in step order, then the others as the log named them."""
-    known = [n for n in ORDER if n in names]
-    return known + [n for n in names if n not in ORDER and n != OTHER]
 
 
 def phase_colour(names: list[str], name: str) -> str:
@@ -110,12 +89,6 @@ def render_phases(rows: list[PhaseRow], width: int, max_rows: int | None = None)
     return out
 
 
-def partitioned(row: PhaseRow) -> PhaseRow:
-    """Only the timers that do not nest (Megatron's batch generator is inside its forward)."""
-    keep = partition_phases(list(row.phases))
-    return PhaseRow(row.label, {n: row.phases[n] for n in keep}, row.step_time_s, row.steps)
-
-
 class PhaseBars(Widget):
     DEFAULT_CSS = """
     PhaseBars { border: round $panel; height: auto; max-height: 14; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -133,7 +106,7 @@ class PhaseBars(Widget):
         if key == self._key:
             return
         self._key = key
-        rows = [partitioned(r) for r in phase_rows(store)]
+        rows = phase_rows(store)
         text = render_phases(rows, w, max_rows=8)
         if text.plain != self._text.plain:
             self._text = text

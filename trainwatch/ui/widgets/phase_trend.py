@@ -8,22 +8,22 @@ the store on its own timer and only while it is on screen.
 
 from __future__ import annotations
 
-import statistics
-
 from rich.text import Text
 from textual.binding import Binding
 from textual.events import Resize, Show
 from textual.widget import Widget
 
+from trainwatch.diagnosis.phases import OTHER, ordered_phases
 from trainwatch.diagnosis.shares import TrendBucket, phase_keys, phase_trend
+from trainwatch.diagnosis.units import fmt_duration
+from trainwatch.diagnosis.window import median
 from trainwatch.store.store import RankKey, Store
 from trainwatch.ui.data import needs_source, rank_label
-from trainwatch.ui.format import fmt_duration
 from trainwatch.ui.widgets.chart import short_num
-from trainwatch.ui.widgets.phase_bars import OTHER, append_legend, ordered_phases, phase_colour, phase_label
+from trainwatch.ui.widgets.phase_bars import append_legend, phase_colour, phase_label
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
-Y_LABEL = 8  # "4m 05s ┤"
+Y_LABEL = 8  # "0.32s ┤" (six characters and the axis)
 
 
 def render_trend(
@@ -129,7 +129,7 @@ def trend_legend(names: list[str], buckets: list[TrendBucket | None], width: int
 
     def value(part: list[TrendBucket], n: str) -> str:
         vs = [b.seconds.get(n, 0.0) if seconds else b.seconds.get(n, 0.0) / b.total for b in part]
-        v = statistics.median(vs)
+        v = median(vs)
         return fmt_duration(v) if seconds else f"{100 * v:.0f}%"
 
     append_legend(out, [(n, f"{phase_label(n)} {value(early, n)} → {value(late, n)}") for n in order], order, width)

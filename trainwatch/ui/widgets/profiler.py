@@ -18,11 +18,13 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
+from trainwatch.diagnosis.phases import ordered_phases
 from trainwatch.diagnosis.profile_phases import ProfileBreakdown, profile_breakdown
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.records import Profile
 from trainwatch.store.store import Store
-from trainwatch.ui.format import fmt_duration, fmt_num
-from trainwatch.ui.widgets.phase_bars import ordered_phases, phase_colour
+from trainwatch.ui.format import fmt_num
+from trainwatch.ui.widgets.phase_bars import phase_colour
 
 BAR = 10
 NAME_MIN = 16  # the name column never gets narrower than this (the detail line has the full name)

@@ -15,9 +15,12 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
+from trainwatch.diagnosis.clock import fmt_age
+from trainwatch.diagnosis.status import RankStatus
+from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import RankKey
 from trainwatch.ui.data import RankRow
-from trainwatch.ui.format import fmt_age, fmt_duration, fmt_num, sparkline
+from trainwatch.ui.format import fmt_num, sparkline
 
 COLUMNS = ("rank", "step", "step time", "throughput", "loss", "updated", "status", "trend")
 # Shown after "step time" when some rank has them: (column, RankRow attribute).
@@ -59,7 +62,7 @@ def row_cells(
     row: RankRow,
     now_wall: float,
     stragglers: Collection[StragglerId],
-    states: Mapping[tuple[str, int | None, str | None], tuple[str, str]] | None = None,
+    states: Mapping[RankKey, RankStatus] | None = None,
     trend_w: int = 20,
     columns: tuple[str, ...] = COLUMNS,
 ) -> list[Text]:
@@ -68,8 +71,8 @@ def row_cells(
         name, value = row.throughput
         thr = f"{fmt_num(value)} {THROUGHPUT_UNITS.get(name, name)}"
     age = fmt_age(now_wall - row.written_wall) if row.written_wall is not None else "never"
-    state = (states or {}).get((row.key.source, row.key.rank, row.key.host))
-    status = Text(state[0], style=STATE_STYLE.get(state[0], "")) if state else Text("")
+    state = (states or {}).get(row.key)
+    status = Text(state.state, style=STATE_STYLE.get(state.state, "")) if state else Text("")
     if is_straggler(row.key, stragglers):
         status.append(" straggler" if status.plain else "straggler", style="yellow")
     if row.errors:
@@ -130,7 +133,7 @@ class RanksTable(DataTable[Text]):
         rows: list[RankRow],
         now_wall: float,
         stragglers: Collection[StragglerId],
-        states: Mapping[tuple[str, int | None, str | None], tuple[str, str]] | None = None,
+        states: Mapping[RankKey, RankStatus] | None = None,
     ) -> None:
         columns = columns_for(rows)
         if columns != self._columns:

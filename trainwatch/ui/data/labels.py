@@ -1,0 +1,96 @@
+"""What the dashboard calls things: chart titles, which charts to show, rank and source labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trainwatch.store.store import RankKey
+
+# Throughput metrics, best first. DeepSpeed's timer.py prints only `SamplesPerSec` (a running
+# average, stored as running_avg_samples_per_s) in some versions: it is shown under its own name.
+THROUGHPUT = (
+    "samples_per_s",
+    "running_avg_samples_per_s",
+    "samples_per_s_per_gpu",
+    "tokens_per_s",
+    "tokens_per_s_per_gpu",
+    "tflops",
+    "mfu_pct",
+)
+# Charts shown by default, in this order, when the log has them.
+DEFAULT_CHARTS = (
+    "loss",
+    "step_time_s",
+    "lr",
+    *THROUGHPUT,
+    "grad_norm",
+    "loss_scale",
+    "eval_loss",
+    "mem_gib",
+    "data_time_s",
+)
+# Of each family the dashboard charts only the best one the log has (one chart for samples/s).
+RATE_FAMILIES = (
+    ("samples_per_s", "running_avg_samples_per_s", "samples_per_s_per_gpu"),
+    ("tokens_per_s", "tokens_per_s_per_gpu"),
+)
+TITLES = {
+    "loss": "loss",
+    "step_time_s": "step time (s)",
+    "lr": "learning rate",
+    "samples_per_s": "samples/s",
+    "running_avg_samples_per_s": "samples/s (running avg)",
+    "samples_per_s_per_gpu": "samples/s per GPU",
+    "tokens_per_s": "tokens/s",
+    "tokens_per_s_per_gpu": "tokens/s per GPU",
+    "tflops": "TFLOP/s per GPU",
+    "mfu_pct": "MFU %",
+    "grad_norm": "grad norm",
+    "loss_scale": "loss scale",
+    "eval_loss": "eval loss",
+    "mem_gib": "memory (GiB)",
+    "max_mem_gib": "peak memory (GiB)",
+    "data_time_s": "data time (s)",
+}
+
+
+def title_for(name: str) -> str:
+    return TITLES.get(name, name)
+
+
+def default_charts(present: Iterable[str]) -> list[str]:
+    """DEFAULT_CHARTS the log has, keeping only the best metric of each throughput family."""
+    have = set(present)
+    skip = {m for family in RATE_FAMILIES for m in [n for n in family if n in have][1:]}
+    return [m for m in DEFAULT_CHARTS if m in have and m not in skip]
+
+
+def rank_label(key: RankKey, many_sources: bool, many_hosts: bool = False) -> str:
+    rank = "rank ?" if key.rank is None else f"rank {key.rank}"
+    if many_hosts and key.host:
+        rank = f"{key.host}/{rank}"
+    if many_sources:
+        return f"{short_source(key.source)}:{rank}"
+    return rank
+
+
+def needs_source(keys: Iterable[RankKey], many_hosts: bool) -> bool:
+    """Whether rank labels must name their source: only when two sources would read the same
+    (one rank per per-rank file reads `rank 7`, not `…/logs/rank_7.log:rank 7`)."""
+    keys = list(keys)
+    if len({k.source for k in keys}) < 2:
+        return False
+    labels = {rank_label(k, False, many_hosts) for k in keys}
+    return len(labels) < len(keys) or any(k.rank is None for k in keys)
+
+
+def short_source(source: str, width: int = 28) -> str:
+    """The tail of a path, which is the part that tells sources apart."""
+    if len(source) <= width:
+        return source
+    return "…" + source[-(width - 1) :]
+
+
+def many_hosts(keys: Iterable[RankKey]) -> bool:
+    """Name the node in labels only when there are several (local rank numbers repeat per node)."""
+    return len({k.host for k in keys if k.host}) > 1

@@ -1,0 +1,196 @@
+"""Series reduced to the terminal's width: min/max envelopes, rank bands, smoothing.
+
+Plotting cost is then bounded by the columns on screen, not by the run length or the rank count.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import compress
+from operator import add, gt
+
+from trainwatch.diagnosis.window import finite
+from trainwatch.ui.data.charts import Trace
+
+
+@dataclass
+class Buckets:
+    """A series reduced to one column per bucket: the min/max envelope and the mean."""
+
+    env_x: list[float] = field(default_factory=list)
+    env_y: list[float] = field(default_factory=list)
+    mean_x: list[float] = field(default_factory=list)
+    mean_y: list[float] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+
+
+def downsample(xs: Sequence[float], ys: Sequence[float], columns: int, positive_only: bool = False) -> Buckets:
+    """Min/max per column (2 points per column, in order of occurrence) plus the bucket mean.
+
+    Works on slices with C-level min/max/sum, so a million points reduce in a few ms:
+    plotting cost is then bounded by the terminal width, not by the run length.
+    """
+    out = Buckets()
+    n = min(len(xs), len(ys))
+    columns = max(1, columns)
+    if n == 0:
+        return out
+    if n <= 2 * columns:
+        for x, y in zip(xs, ys, strict=False):
+            if math.isnan(y) or math.isinf(y) or math.isnan(x) or (positive_only and y <= 0):
+                continue
+            out.env_x.append(x)
+            out.env_y.append(y)
+            out.mean_x.append(x)
+            out.mean_y.append(y)
+            out.counts.append(1)
+        return out
+    width = n / columns
+    for b in range(columns):
+        a, e = int(b * width), int((b + 1) * width)
+        if e <= a:
+            continue
+        chunk = ys[a:e]
+        lo, hi = min(chunk), max(chunk)
+        total = sum(chunk)
+        count = e - a
+        if math.isnan(total) or math.isinf(total) or (positive_only and lo <= 0):
+            good = finite(chunk)
+            if positive_only:
+                good = [v for v in good if v > 0]
+            if not good:
+                continue
+            lo, hi, total, count = min(good), max(good), sum(good), len(good)
+        ilo, ihi = _index(chunk, lo), _index(chunk, hi)
+        first, second = (lo, hi) if ilo <= ihi else (hi, lo)
+        xa, xb = xs[a + min(ilo, ihi)], xs[a + max(ilo, ihi)]
+        out.env_x += [xa, xb]
+        out.env_y += [first, second]
+        out.mean_x.append(xs[a + (e - a) // 2])
+        out.mean_y.append(total / count)
+        out.counts.append(count)
+    return out
+
+
+# Charts draw each rank as its own line up to this many ranks; beyond it (a 32-node job's 256
+# per-rank files) one line per rank is an unreadable smear that costs plotext seconds: the
+# chart shows the ranks as a band instead (`rank_band`) plus the ranks furthest out.
+MAX_RANK_LINES = 8
+
+
+@dataclass
+class Band:
+    """Every rank of a metric per screen column: the lowest and highest value any rank had there
+    and the mean of all their points (`counts`: points per column)."""
+
+    xs: list[float] = field(default_factory=list)
+    low: list[float] = field(default_factory=list)
+    high: list[float] = field(default_factory=list)
+    mean: list[float] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+
+
+def rank_band(traces: Sequence[Trace], columns: int, positive_only: bool = False) -> Band:
+    """All ranks reduced to one `Band`: each rank's points are cut at the columns' x bounds
+    (bisect: steps only grow within a trace, as the chart's traces are one attempt each) and
+    reduced with C-level min/max/sum per slice, so 256 ranks cost ~columns x 256 slices."""
+    out = Band()
+    columns = max(1, columns)
+    xs = [x for t in traces if len(t.xs) and len(t.ys) for x in (t.xs[0], t.xs[-1])]
+    if not xs:
+        return out
+    lo, hi = min(xs), max(xs)
+    span = hi - lo
+    bounds = [lo + span * c / columns for c in range(1, columns)]
+    low = [math.inf] * columns
+    high = [-math.inf] * columns
+    total = [0.0] * columns
+    count = [0] * columns
+    for t in traces:
+        n = min(len(t.xs), len(t.ys))
+        if not n:
+            continue
+        if n > 1 and any(map(gt, t.xs[:n], t.xs[1:n])):
+            # x going back (a wall clock that jumped): each point to its own column, one by one
+            for x, y in zip(t.xs[:n], t.ys[:n], strict=True):
+                if math.isfinite(y) and (y > 0 or not positive_only):
+                    c = bisect_right(bounds, x)
+                    low[c] = min(low[c], y)
+                    high[c] = max(high[c], y)
+                    total[c] += y
+                    count[c] += 1
+            continue
+        cuts = [bisect_left(t.xs, x, 0, n) for x in bounds]
+        chunks = list(map(t.ys.__getitem__, map(slice, (0, *cuts), (*cuts, n))))
+        sums = list(map(sum, chunks))
+        if not positive_only and math.isfinite(sum(sums)):
+            # the usual trace (finite values): column-wise in C-level maps, over the columns it
+            # has points in (all of them, unless it started late: a relaunch, a rank that joined)
+            if all(chunks):
+                low = list(map(min, low, map(min, chunks)))
+                high = list(map(max, high, map(max, chunks)))
+                total = list(map(add, total, sums))
+                count = list(map(add, count, map(len, chunks)))
+                continue
+            for c in compress(range(columns), chunks):
+                chunk = chunks[c]
+                low[c] = min(low[c], min(chunk))
+                high[c] = max(high[c], max(chunk))
+                total[c] += sums[c]
+                count[c] += len(chunk)
+            continue
+        for c, chunk in enumerate(chunks):
+            good = [v for v in finite(chunk) if v > 0 or not positive_only]
+            if good:
+                low[c] = min(low[c], min(good))
+                high[c] = max(high[c], max(good))
+                total[c] += sum(good)
+                count[c] += len(good)
+    width = span / columns
+    for c in range(columns):
+        if count[c]:
+            out.xs.append(lo + (c + 0.5) * width)
+            out.low.append(low[c])
+            out.high.append(high[c])
+            out.mean.append(total[c] / count[c])
+            out.counts.append(count[c])
+    return out
+
+
+def band_outliers(traces: Sequence[Trace]) -> list[tuple[str, Trace]]:
+    """The ranks a band chart still draws on their own: the highest and the lowest latest value
+    (for step time: the slowest and the fastest rank), when they differ."""
+    latest = [(t.ys[-1], i) for i, t in enumerate(traces) if len(t.ys) and math.isfinite(t.ys[-1])]
+    if len(latest) < 2:
+        return []
+    (lo, i_lo), (hi, i_hi) = min(latest), max(latest)
+    if hi <= lo:
+        return []
+    return [("highest now", traces[i_hi]), ("lowest now", traces[i_lo])]
+
+
+def _index(chunk: Sequence[float], value: float) -> int:
+    try:
+        return chunk.index(value)  # type: ignore[attr-defined]
+    except ValueError:
+        return 0
+
+
+def ema(values: Sequence[float], weight: float, counts: Sequence[int] | None = None) -> list[float]:
+    """TensorBoard-style debiased EMA. With counts, each value stands for `count` raw points
+    (bucket means), and the weight is raised to that power so smoothing does not depend on zoom."""
+    if weight <= 0:
+        return list(values)
+    out: list[float] = []
+    acc = 0.0
+    norm = 0.0
+    for i, v in enumerate(values):
+        k = counts[i] if counts else 1
+        w = weight**k
+        acc = acc * w + (1 - w) * v
+        norm = norm * w + (1 - w)
+        out.append(acc / norm if norm else v)
+    return out

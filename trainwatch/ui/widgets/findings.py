@@ -1,0 +1,42 @@
+"""Every finding with its remedy, above the events they come from (the header has room for
+the first three messages only, and none for what to do about them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import Static
+
+from trainwatch.diagnosis.findings import Finding
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_ICON = {"error": "✖", "warning": "▲", "info": "●"}
+
+
+def findings_list_text(items: Sequence[Finding]) -> Text:
+    """One finding a line, as the header words it, and its remedy under it ("→ ...")."""
+    out = Text()
+    for i, f in enumerate(items):
+        if i:
+            out.append("\n")
+        out.append(f"{SEVERITY_ICON.get(f.severity, '•')} {f.kind}: ", style=SEVERITY_STYLE.get(f.severity, ""))
+        out.append(f.message)
+        if f.remedy:
+            out.append("\n  → " + f.remedy, style="dim")
+    return out
+
+
+class FindingsList(Static):
+    """The Events tab's findings; hidden while there are none."""
+
+    DEFAULT_CSS = """
+    FindingsList { height: auto; max-height: 40%; padding: 0 1; border-bottom: solid $panel; }
+    """
+
+    def show(self, items: Sequence[Finding]) -> None:
+        text = findings_list_text(items)
+        self.display = bool(items)
+        if getattr(self, "_last", None) != text:
+            self._last = text
+            self.update(text)
