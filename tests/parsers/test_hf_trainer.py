@@ -125,6 +125,24 @@ def test_summary_dict_at_the_final_bar_position() -> None:
     assert [c.step for c in summary] == [125]
 
 
+def test_dict_pasted_without_its_opening_brace() -> None:
+    # modelscope/ms-swift issue #5571: a GRPO dict pasted from its second character on
+    text = (
+        "'loss': -0.0, 'grad_norm': 0.0, 'learning_rate': 2.6e-07, 'reward': 0.34375, 'epoch': 0.0, "
+        "'global_step/max_steps': '5/3766', 'percentage': '0.13%', 'elapsed_time': '1m 29s', "
+        "'memory(GiB)': 56.74, 'train_speed(iter/s)': 0.056099}\n"
+    )
+    rec, _ = run(HFTrainerParser(), text)
+    assert [c.step for c in rec.steps] == [5]
+    m = rec.steps[0].data["metrics"]
+    assert (m["loss"], m["lr"], m["total_steps"], m["reward"]) == (-0.0, 2.6e-07, 3766.0, 0.34375)
+    assert round(m["step_time_s"], 3) == 17.826
+    # the tail of a dict cut mid-line is not a dict's tail: its first key is not at the start of the line
+    for half in ("0.5047, 'epoch': 0.05}", "print('x': 1}", "'a b': 1}"):
+        rec, _ = run(HFTrainerParser(), half + "\n")
+        assert rec.steps == [], half
+
+
 def test_half_matches_yield_nothing() -> None:
     p = HFTrainerParser()
     for text in (

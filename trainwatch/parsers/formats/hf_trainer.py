@@ -55,6 +55,8 @@ _BANNER_FIELD = re.compile(
 _UNSLOTH_BANNER = "Unsloth"
 _INLINE_FIELD = re.compile(r"(Num examples|Num Epochs|Total steps) = ([\d,.]+)")
 _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
+# A dict whose opening brace is lost (the line pasted or cut from mid-dict): `'loss': -0.0, ..., 'epoch': 0.0}`.
+_DICT_TAIL = re.compile(r"\s*'[A-Za-z_][\w./()-]*': ")
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
 _MAX_DICT_CHARS = 20_000
 _SUMMARY_KEY = "train_runtime"
@@ -84,13 +86,14 @@ _BARE_SPECIAL = re.compile(r"([:\[,(]\s*)(-?(?:nan|inf))(?=\s*[,}\])])")
 def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | None:
     """The dict the Trainer printed: (its 'step' if any, canonical metrics, is the final summary)."""
     start_m = _DICT_START.search(text)
-    if start_m is None:
+    tail_m = _DICT_TAIL.match(text) if start_m is None else None
+    if start_m is None and tail_m is None:
         return None
-    start = start_m.start()
+    start = start_m.start() if start_m is not None else len(text) - len(text.lstrip())
     end = text.rfind("}")
     if end <= start or end - start > _MAX_DICT_CHARS:
         return None
-    body = text[start : end + 1]
+    body = text[start : end + 1] if tail_m is None else "{" + text[start : end + 1]
     try:
         raw = ast.literal_eval(body)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -140,7 +143,7 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
 class HFTrainerParser(Parser):
     name = "hf_trainer"
     title = "Hugging Face Trainer / TRL / Accelerate"
-    triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER)
+    triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER, "': ")
     example = "{'loss': 0.5047, 'grad_norm': 1.18, 'learning_rate': 6.99e-05, 'epoch': 0.05}"
     priority = 100
 
@@ -184,7 +187,7 @@ class HFTrainerParser(Parser):
                 self._banner_field(f.group(1), f.group(2))
             if inline:
                 return True
-        if "{'" in text:
+        if "{'" in text or (text.rstrip().endswith("}") and _DICT_TAIL.match(text)):
             return self._on_dict_line(text, line, out)
         bar = find_bar(text)
         return bar is not None and self._on_bar(bar, line, out)
@@ -285,7 +288,7 @@ class HFTrainerParser(Parser):
         if parsed is None:
             return False
         printed_step, metrics, summary = parsed
-        glued = text.lstrip()[:1] != "{"
+        glued = text.lstrip()[:1] not in ("{", "'")  # a dict printed after a bar frame on its line
         if glued:
             bar = find_bar(text)
             if bar is not None:
