@@ -6,12 +6,22 @@ same output."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from _pipeline import read
 from conftest import REAL_LOGS, SAMPLES
 from fw_recorder import run, run_file
 
 from trainwatch.parsers.formats.hf_trainer import HFTrainerParser, parse_log_dict
 from trainwatch.records import Event, Step
+
+
+def read_text_steps(tmp_path: Path, text: str) -> list[Step]:
+    """The steps of `text` written to a file and read through the whole pipeline (`\\r` frames included)."""
+    path = tmp_path / "train.log"
+    path.write_text(text, encoding="utf-8")
+    return [r for r in read(path)[0] if isinstance(r, Step)]
+
 
 SLICE1 = REAL_LOGS / "hf_trainer__LMSYS_slice1_bar_then_buffered_dicts.log"
 
@@ -182,6 +192,43 @@ def test_unsloth_banner_gives_the_total_so_bars_are_steps() -> None:
     bars = [r for r in records if isinstance(r, Step) and r.step is not None]
     assert bars and all(r.metrics["total_steps"] == 312 for r in bars)
     assert bars[0].step == 1 and bars[0].metrics["step_time_s"] > 0
+
+
+UNSLOTH_BANNER = (  # unslothai/unsloth issue #1145
+    "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1\n"
+    "    \\   /|    Num examples = 2,500 | Num Epochs = 1\n"
+    "O^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 8\n"
+    "\\        /    Total batch size = 16 | Total steps = 312\n"
+    ' "-____-"     Number of trainable parameters = 982,515,712\n'
+)
+
+
+def test_unsloth_train_step_loss_prints_are_the_next_bar_step(tmp_path: Path) -> None:
+    # unsloth_train: `progress_bar.write(f"{step}, {loss}")` with the 0-based step, before the bar's update
+    glued = UNSLOTH_BANNER + (
+        "  0%|          | 1/312 [00:25<2:13:19, 25.72s/it]0, 2.5521\n"
+        "  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]10, 2.2398\n"
+    )
+    # the same output with tqdm's clearing `\r` kept: the print is a line of its own
+    streamed = UNSLOTH_BANNER + (
+        "\r  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]\r                    \r10, 2.2398\n"
+        "\r  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]\r  4%|▎         | 12/312 [02:39<1:00:48, 12.12s/it]\n"
+    )
+    for text, want in ((glued, [(1, 2.5521), (11, 2.2398)]), (streamed, [(11, 2.2398)])):
+        steps = read_text_steps(tmp_path, text)
+        assert [(s.step, s.metrics["loss"]) for s in steps if "loss" in s.metrics] == want
+        assert all(s.metrics.get("total_steps") == 312 for s in steps if s.step != 11 or "loss" not in s.metrics)
+
+
+def test_step_loss_pairs_without_unsloth_banner_are_not_losses(tmp_path: Path) -> None:
+    text = "  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]10, 2.2398\n10, 2.2398\n"
+    assert all("loss" not in s.metrics for s in read_text_steps(tmp_path, text))
+
+
+def test_markdown_bold_value_in_a_pasted_dict() -> None:
+    # unslothai/unsloth issue #344: the reporter bolded the loss
+    parsed = parse_log_dict("{'loss': **4.7581**, 'grad_norm': 3.063769578933716, 'epoch': 0.1}")
+    assert parsed == (None, {"loss": 4.7581, "grad_norm": 3.063769578933716, "epoch": 0.1}, False)
 
 
 def test_bar_totals_are_told_apart_by_the_dict_after_them() -> None:

@@ -29,6 +29,11 @@ a total followed by an `eval_` dict is an evaluation bar and never counts. Until
 are held (bounded), and released when confirmed, or at the end of what is written when it is the
 only bar in progress. Each training bar frame reports progress: step n, `total_steps`, and
 `step_time_s` from tqdm's (smoothed) s/it.
+Unsloth's own loop (`unsloth_train`, after its banner) logs with `progress_bar.write(f"{step}, {loss}")`
+(`10, 2.2398`) before the bar's `update(1)`: `step` is the 0-based index of the optimizer step just
+taken, so the loss is the bar's step `step + 1`. A paste that lost tqdm's clearing `\r` glues it after
+the bar (`... 12.12s/it]10, 2.2398`). A value a reporter wrapped in markdown bold (`'loss': **4.7581**`)
+is read as the number it is.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ _BANNER_FIELD = re.compile(
 # then `Num examples = 1,760 | Num Epochs = 1 | Total steps = 220` (several fields a line).
 _UNSLOTH_BANNER = "Unsloth"
 _INLINE_FIELD = re.compile(r"(Num examples|Num Epochs|Total steps) = ([\d,.]+)")
+# unsloth_train's `progress_bar.write(f"{step}, {round(loss, 4)}")`
+_UNSLOTH_LOSS = re.compile(r"\s*(?P<step>\d{1,18}), (?P<loss>[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf))\s*$")
 _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
 # A dict whose opening brace is lost (the line pasted or cut from mid-dict): `'loss': -0.0, ..., 'epoch': 0.0}`.
 _DICT_TAIL = re.compile(r"\s*'[A-Za-z_][\w./()-]*': ")
@@ -100,7 +107,7 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
         # `'grad_norm': nan` is how Python prints a NaN float: not a literal, and the line that
         # matters most. Quote bare nan/inf and read the dict again.
         try:
-            raw = ast.literal_eval(_BARE_SPECIAL.sub(r"\1'\2'", body))
+            raw = ast.literal_eval(_BARE_SPECIAL.sub(r"\1'\2'", body.replace("**", "")))
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return None
     if not isinstance(raw, dict) or not raw:
@@ -143,7 +150,7 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
 class HFTrainerParser(Parser):
     name = "hf_trainer"
     title = "Hugging Face Trainer / TRL / Accelerate"
-    triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER, "': ")
+    triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER, "': ", ", ")
     example = "{'loss': 0.5047, 'grad_norm': 1.18, 'learning_rate': 6.99e-05, 'epoch': 0.05}"
     priority = 100
 
@@ -159,6 +166,7 @@ class HFTrainerParser(Parser):
         self._eval_totals: set[int] = set()
         self._pending: dict[int, list[_Frame]] = {}  # frames of totals not yet known
         self._last_total: int | None = None  # the total of the last HF bar seen
+        self._unsloth = False  # Unsloth's banner was printed: `step, loss` lines are unsloth_train's
 
     # ----------------------------------------------------------------- lines
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
@@ -168,7 +176,12 @@ class HFTrainerParser(Parser):
         if line.kind is Kind.FRAME:
             bar = find_bar(text)
             return bar is not None and self._on_bar(bar, line, out)
+        if self._unsloth and text[:1].isdigit():
+            loss = _UNSLOTH_LOSS.match(text)
+            if loss is not None:
+                return self._unsloth_loss(loss, out)
         if _BANNER in text or (_UNSLOTH_BANNER in text and "finetuning" in text):
+            self._unsloth = _UNSLOTH_BANNER in text
             self._banner_line = line.no
             self._banner_total = None
             self._banner_epochs = None
@@ -189,8 +202,20 @@ class HFTrainerParser(Parser):
                 return True
         if "{'" in text or (text.rstrip().endswith("}") and _DICT_TAIL.match(text)):
             return self._on_dict_line(text, line, out)
-        bar = find_bar(text)
-        return bar is not None and self._on_bar(bar, line, out)
+        bar = find_bar(text) if "%" in text else None
+        if bar is None or not self._on_bar(bar, line, out):
+            return False
+        loss = _UNSLOTH_LOSS.match(text, bar.end) if self._unsloth else None
+        if loss is not None:  # `... 12.12s/it]10, 2.2398`: the clearing `\r` lost in a paste
+            self._unsloth_loss(loss, out)
+        return True
+
+    def _unsloth_loss(self, m: re.Match[str], out: Emitter) -> bool:
+        loss = parse_number(m.group("loss"))
+        if loss is None:
+            return False
+        out.step(int(m.group("step")) + 1, {"loss": loss})
+        return True
 
     def at_eof(self, out: Emitter) -> None:
         self._release_held(out, None)
