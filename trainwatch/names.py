@@ -249,6 +249,7 @@ SYNONYMS: dict[str, str] = {
     "ips": "samples_per_s",  # PaddlePaddle: instances per second
     "step_loss": "loss",
     "closs": "loss",  # LLaMA-Accessory: the causal-LM loss
+    "gpt_loss": "loss",  # OpenRLHF SFT: the language-model loss (`loss_mean` beside it is its moving average)
     "loss_train": "loss",
     "train_lm_loss": "loss",
     "batch_loss": "batch_loss",
