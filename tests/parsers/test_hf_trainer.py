@@ -252,3 +252,22 @@ def test_a_lone_running_bar_is_progress_without_any_dict() -> None:
     rec, _ = run(HFTrainerParser(), text)
     assert [c.step for c in rec.steps] == [1, 2, 3]
     assert rec.steps[-1].data["metrics"] == {"total_steps": 60.0, "step_time_s": 296.53}
+
+
+def test_carriage_returns_pasted_as_caret_m(tmp_path: Path) -> None:
+    # h2oai/h2ogpt PR #86: `^M` where the terminal had `\r`; no banner, a loss dict every step
+    frame = "  4%|▎         | {n}/36234 [11:37<5:10:26,  1.87it/s]"
+    clear = "^M" + " " * 54 + "^M"
+    text = "".join(
+        f"^M{frame.format(n=n - 1)}^M{frame.format(n=n)}{clear}{{'loss': {loss}, 'learning_rate': 0.00029, 'epoch': 0.22}}\n"
+        for n, loss in ((1318, 1.5545), (1319, 1.3465), (1320, 1.3056))
+    )
+    got = read_text_steps(tmp_path, text)
+    assert [(s.step, s.metrics["loss"]) for s in got if "loss" in s.metrics] == [
+        (1318, 1.5545),
+        (1319, 1.3465),
+        (1320, 1.3056),
+    ]
+    bars = [s for s in got if "total_steps" in s.metrics]
+    assert [s.step for s in bars] == [1317, 1318, 1319, 1320]
+    assert {s.metrics["total_steps"] for s in bars} == {36234} and bars[0].metrics["step_time_s"] == 1 / 1.87

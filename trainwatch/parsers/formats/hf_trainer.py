@@ -33,7 +33,8 @@ Unsloth's own loop (`unsloth_train`, after its banner) logs with `progress_bar.w
 (`10, 2.2398`) before the bar's `update(1)`: `step` is the 0-based index of the optimizer step just
 taken, so the loss is the bar's step `step + 1`. A paste that lost tqdm's clearing `\r` glues it after
 the bar (`... 12.12s/it]10, 2.2398`). A value a reporter wrapped in markdown bold (`'loss': **4.7581**`)
-is read as the number it is.
+is read as the number it is. A paste that shows carriage returns as `^M` (`cat -v`, vim, less) is read
+as the frames and the line they would have made.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import metric_name, snake
@@ -64,6 +65,8 @@ _UNSLOTH_LOSS = re.compile(r"\s*(?P<step>\d{1,18}), (?P<loss>[-+]?(?:\d+(?:\.\d*
 _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
 # A dict whose opening brace is lost (the line pasted or cut from mid-dict): `'loss': -0.0, ..., 'epoch': 0.0}`.
 _DICT_TAIL = re.compile(r"\s*'[A-Za-z_][\w./()-]*': ")
+# A carriage return as `cat -v`, vim and less show it, pasted as the two characters.
+_CARET_CR = "^M"
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
 _MAX_DICT_CHARS = 20_000
 _SUMMARY_KEY = "train_runtime"
@@ -170,6 +173,22 @@ class HFTrainerParser(Parser):
 
     # ----------------------------------------------------------------- lines
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if _CARET_CR in text and line.kind is Kind.LINE:
+            return self._feed_carets(text, line, out)
+        return self._feed_line(text, line, out)
+
+    def _feed_carets(self, text: str, line: Line, out: Emitter) -> bool:
+        """A paste that shows carriage returns as `^M`: its pieces are the frames `\\r` would have made."""
+        *frames, last = text.split(_CARET_CR)
+        understood = False
+        for frame in frames:
+            if frame.strip():
+                understood = self._feed_line(frame, replace(line, text=frame, kind=Kind.FRAME), out) or understood
+        if last.strip():
+            understood = self._feed_line(last, replace(line, text=last), out) or understood
+        return understood
+
+    def _feed_line(self, text: str, line: Line, out: Emitter) -> bool:
         held = self._held
         if held is not None and line.no > held.line:
             self._resolve_held(text, line, out)
@@ -218,11 +237,11 @@ class HFTrainerParser(Parser):
         return True
 
     def at_eof(self, out: Emitter) -> None:
-        self._release_held(out, None)
+        self._release_held(out, self._step_before(self._held))
         self._release_running_bar(out, finished=False)
 
     def finish(self, out: Emitter) -> None:
-        self._release_held(out, None)
+        self._release_held(out, self._step_before(self._held))
         self._release_running_bar(out, finished=True)
 
     def _release_running_bar(self, out: Emitter, *, finished: bool) -> None:
@@ -343,6 +362,14 @@ class HFTrainerParser(Parser):
             elif text.lstrip().startswith("{'"):
                 self._buffered = True  # two dicts in a row: a burst from a buffer
         self._release_held(out, step)
+
+    def _step_before(self, held: _Held | None) -> int | None:
+        """Nothing follows a held dict (the end of what is written): the training-bar frame printed just
+        before it on its line is the step tqdm.write cleared it for, as its redraw would have said."""
+        last = self._last_bar
+        if held is None or last is None or last[0] != held.line or self._buffered:
+            return None
+        return last[1] if self._consistent(held, last[1], last[2]) else None
 
     def _release_held(self, out: Emitter, step: int | None) -> None:
         held, self._held = self._held, None
