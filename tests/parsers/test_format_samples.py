@@ -75,7 +75,6 @@ WITHOUT_SAMPLES = {
     "kv_table",
     "lightning",
     "lightning_profiler",
-    "litgpt",
     "llmc",
     "maxtext",
     "megatron",
