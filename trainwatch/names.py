@@ -320,6 +320,7 @@ SYNONYMS: dict[str, str] = {
 STEP_TIME_KEYS = frozenset(
     {
         "dt",
+        "iter_dt",  # minGPT: `iter_dt 5850.34ms; iter 10: train loss 2.31135`
         "time",
         "step_time",
         "iter_time",
