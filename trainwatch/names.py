@@ -262,6 +262,7 @@ SYNONYMS: dict[str, str] = {
     "grad_norm_total": "grad_norm",
     "gradnorm": "grad_norm",
     "gnorm": "grad_norm",  # fairseq
+    "norm": "grad_norm",  # build-nanogpt / llm.c / nanoGPT forks: `norm: 27.0154`, the clip_grad_norm_ result
     "train_gnorm": "grad_norm",
     "wps": "tokens_per_s",  # fairseq: target words (tokens) per second
     "train_wps": "tokens_per_s",

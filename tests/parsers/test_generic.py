@@ -39,7 +39,7 @@ def test_pipe_separated_loop() -> None:
     assert got[1].metrics == {
         "loss": 9.649478,
         "lr": 0.00012,
-        "norm": 9.5112,
+        "grad_norm": 9.5112,
         "step_time_s": pytest.approx(4.43157),
         "tokens_per_s": 118307.47,
     }
