@@ -78,3 +78,15 @@ def test_pipeline_on_sample() -> None:
     assert [s.step for s in steps] == [1, 2, 3, 4, 5]
     assert steps[-1].metrics["loss"] == 9.847
     assert next(iter(pipeline.readers.values())).parser.stats.formats == ["lightning"]
+
+
+def test_a_counter_logged_in_the_postfix_is_not_a_metric() -> None:
+    # NVIDIA/NeMo-Framework-Launcher issue #55: NeMo logs global_step (and Lightning rounds `loss`)
+    text = (
+        "Epoch 0:   1%|          | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, v_num=, "
+        "reduced_train_loss=3.090, global_step=794.0, consumed_samples=1.63e+6]\n"
+    )
+    rec, _ = run(LightningParser(), text)
+    assert [(c.step, c.data["metrics"]) for c in rec.steps] == [
+        (795, {"loss": 3.09, "running_loss": 3.1, "consumed_samples": 1.63e6, "epoch": 0.0, "step_time_s": 41.36})
+    ]

@@ -18,7 +18,10 @@ The fit loop's end message is written right after the last frame without a newli
 glued to the bar (`...train_loss=0.910]`Trainer.fit` stopped: `max_epochs=2` reached.`) and is
 reported here as the `finished` event the events parser reports for it on a line of its own.
 `v_num` is the logger's version, not a metric; `*_step` metrics lose the suffix
-(`train_loss_step` -> `loss`), `*_epoch` ones keep it (epoch means).
+(`train_loss_step` -> `loss`), `*_epoch` ones keep it (epoch means). A counter logged as a metric
+(NeMo's `global_step=794.0`) is a counter, not a metric. Lightning 1.x's own `loss` is the running
+mean of the last 20 losses: where the model logs its loss too (`reduced_train_loss=3.090`), that
+one is `loss` and Lightning's is `running_loss`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.names import metric_name, snake
+from trainwatch.names import COUNTER_KEYS, metric_name, snake
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
@@ -46,18 +49,26 @@ _SKIP = {"v_num"}
 
 def postfix_metrics(bar: Bar) -> dict[str, float]:
     metrics: dict[str, float] = {}
+    running: float | None = None
     for key, raw in bar.postfix:
         if key in _SKIP:
             continue
         value = parse_number(raw)
         if value is None:
             continue
+        if key == "loss":
+            running = value
+            continue
         name = snake(key)
+        if name in COUNTER_KEYS:
+            continue
         if name.endswith("_step"):
             name = name[: -len("_step")]
         if not name.endswith("_epoch"):
             name = metric_name(name)
         metrics.setdefault(name, value)
+    if running is not None:
+        metrics["running_loss" if "loss" in metrics else "loss"] = running
     return metrics
 
 
