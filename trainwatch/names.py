@@ -346,12 +346,23 @@ STEP_TIME_KEYS = frozenset(
         "time_per_it",
         "batch_t",
         "batch_cost",  # PaddlePaddle (PaddleNLP/OCR/Seg/Det/Clas)
+        "avg_batch_cost",  # PaddleOCR / PaddleClas: the mean over the logging interval
         "train_step_timing",  # NeMo
         "step_timing",
     }
 )
 DATA_TIME_KEYS = frozenset(
-    {"data_time", "data", "data_t", "dataload_time", "data_load_time", "data_loading_time", "reader_cost"}
+    {
+        "data_time",
+        "data",
+        "data_t",
+        "dataload_time",
+        "data_load_time",
+        "data_loading_time",
+        "reader_cost",  # PaddleNLP / PaddleSeg
+        "avg_reader_cost",  # PaddleOCR / PaddleClas
+        "data_cost",  # PaddleDetection
+    }
 )
 MEM_KEYS = {
     "memory": "mem_gib",
