@@ -26,6 +26,7 @@ from trainwatch.names import metric_name, snake
 from trainwatch.numbers import parse_duration_s, parse_eta_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.fields import prefix_end
+from trainwatch.parsers.formats import _escaped as escaped
 
 _EPOCH = re.compile(r"^\s*Epoch (\d{1,18}(?!\d))/(\d{1,18}(?!\d))\s*$")
 _K2 = re.compile(r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) \[[=>.]*\](?P<rest>(?: - .*)?)$")
@@ -33,8 +34,6 @@ _K2_V2 = re.compile(r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))(?P<res
 _K3 = re.compile(
     r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) ━+\s+(?P<time>\S+)(?: (?P<per>\S+/step))?(?P<rest>(?: - .*)?)$"
 )
-# rsyslog's escapes of the bar's control characters: `#010` backspace, `#015` carriage return.
-_SYSLOG_BS, _SYSLOG_CR = "#010", "#015"
 _PAIR = re.compile(r"^(?P<key>[A-Za-z_][\w./-]*): (?P<value>\S+)$")
 
 
@@ -80,10 +79,9 @@ class KerasParser(Parser):
         self._last_step: int | None = None  # the runner's last_step lags while it merges
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
-        if _SYSLOG_CR in text:
+        if escaped.CR in text:
             understood = False
-            for frame in text.split(_SYSLOG_CR)[1:]:
-                frame = frame.replace(_SYSLOG_BS, "")  # the erasure before the next redraw
+            for frame in escaped.frames(text):
                 understood = self._feed(frame, line, out) or understood
             return understood
         return self._feed(text, line, out)
