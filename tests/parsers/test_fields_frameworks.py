@@ -54,3 +54,17 @@ def test_paddle_costs_and_an_eta_with_days() -> None:
         "samples_per_s": 7.86095,
     }
     assert "eta" not in ocr[0][1]
+
+
+def test_imagenet_first_batch_with_unpadded_averages_is_the_same_progress_line() -> None:
+    # ROCm/pytorch issue #1147 (pytorch/examples imagenet ProgressMeter): `( 4.022)` pads, `(60.000)` does not
+    got = _steps(
+        [
+            "Epoch: [0][   1/1424]   Time 60.000 (60.000)    Data 15.133 (15.133)    Loss 6.9078e+00 (6.9078e+00)",
+            "Epoch: [0][  21/1424]   Time  1.175 ( 4.022)    Data  0.001 ( 0.722)    Loss 6.8997e+00 (6.9054e+00)",
+        ]
+    )
+    assert [(s, m["step_time_s"], m["data_time_s"], m["loss"]) for s, m in got] == [
+        (1, 60.0, 15.133, 6.9078),
+        (21, 1.175, 0.001, 6.8997),
+    ]

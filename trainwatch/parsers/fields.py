@@ -146,7 +146,10 @@ def prefix_end(text: str) -> int:
 
 
 def shape_of(text: str) -> str:
-    return " ".join(_MASK.sub("#", text).split())
+    """The text with values masked and spaces folded; the padding of a right-aligned value inside brackets
+    (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape."""
+    shape = " ".join(_MASK.sub("#", text).split())
+    return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 
 def _int(raw: str) -> int | None:
