@@ -161,6 +161,7 @@ def test_half_matches_yield_nothing() -> None:
         "print({'a': 1})",
         "tr_loss_step = self.training_step(model, inputs)",
         "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]",
+        " 10%|▉         | 499/5000 [23:47<3:34:33,  2.86s/it, loss=0.706]",  # a custom loop's bar (postfix)
     ):
         rec, understood = run(p, text + "\n")
         assert rec.steps == [] and understood in ([], [False]), text

@@ -298,9 +298,9 @@ class HFTrainerParser(Parser):
         del frames[:-_MAX_PENDING]
 
     def _on_bar(self, bar: Bar, line: Line, out: Emitter) -> bool:
-        """True for an HF bar (training or evaluation); HF bars carry no description."""
-        if bar.desc:  # `Epoch 0:` bars are Lightning's, `1/100  3.65G ...` Ultralytics'
-            return False
+        """True for an HF bar (training or evaluation); HF bars carry no description and no postfix."""
+        if bar.desc or bar.postfix:  # `Epoch 0:` bars are Lightning's, `1/100  3.65G ...` Ultralytics',
+            return False  # `[..., loss=0.706]` a custom loop's (the generic layer reads them)
         if self._banner_total is None and bar.total > self._largest_total:
             self._largest_total = bar.total
         self._last_total = bar.total
