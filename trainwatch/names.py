@@ -249,6 +249,7 @@ SYNONYMS: dict[str, str] = {
     "ips": "samples_per_s",  # PaddlePaddle: instances per second
     "step_loss": "loss",
     "closs": "loss",  # LLaMA-Accessory: the causal-LM loss
+    "gpt_loss": "loss",  # OpenRLHF SFT: the language-model loss (`loss_mean` beside it is its moving average)
     "loss_train": "loss",
     "train_lm_loss": "loss",
     "batch_loss": "batch_loss",
@@ -261,6 +262,7 @@ SYNONYMS: dict[str, str] = {
     "grad_norm_total": "grad_norm",
     "gradnorm": "grad_norm",
     "gnorm": "grad_norm",  # fairseq
+    "norm": "grad_norm",  # build-nanogpt / llm.c / nanoGPT forks: `norm: 27.0154`, the clip_grad_norm_ result
     "train_gnorm": "grad_norm",
     "wps": "tokens_per_s",  # fairseq: target words (tokens) per second
     "train_wps": "tokens_per_s",
@@ -319,6 +321,7 @@ SYNONYMS: dict[str, str] = {
 STEP_TIME_KEYS = frozenset(
     {
         "dt",
+        "iter_dt",  # minGPT: `iter_dt 5850.34ms; iter 10: train loss 2.31135`
         "time",
         "step_time",
         "iter_time",
@@ -343,12 +346,23 @@ STEP_TIME_KEYS = frozenset(
         "time_per_it",
         "batch_t",
         "batch_cost",  # PaddlePaddle (PaddleNLP/OCR/Seg/Det/Clas)
+        "avg_batch_cost",  # PaddleOCR / PaddleClas: the mean over the logging interval
         "train_step_timing",  # NeMo
         "step_timing",
     }
 )
 DATA_TIME_KEYS = frozenset(
-    {"data_time", "data", "data_t", "dataload_time", "data_load_time", "data_loading_time", "reader_cost"}
+    {
+        "data_time",
+        "data",
+        "data_t",
+        "dataload_time",
+        "data_load_time",
+        "data_loading_time",
+        "reader_cost",  # PaddleNLP / PaddleSeg
+        "avg_reader_cost",  # PaddleOCR / PaddleClas
+        "data_cost",  # PaddleDetection
+    }
 )
 MEM_KEYS = {
     "memory": "mem_gib",

@@ -4,6 +4,8 @@ XuezheMax/apollo issue #4 (hydra sample)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from _pipeline import read
 from conftest import SAMPLES
 from fw_recorder import run
@@ -61,7 +63,6 @@ def test_half_matches_yield_nothing() -> None:
     for text in (
         "| epoch 010  2000 / 8223 loss=1.27 (1.50), wps=962, wpb=908, bsz=32, lr=0.001, clip=100%, gnorm=2.1427",  # no num_updates
         "2020-10-18 02:34:05 | INFO | fairseq.trainer | begin training epoch 1",
-        "| epoch 010 | valid on 'valid' subset | valid loss 1.94 | valid ppl 3.83",
     ):
         assert run(FairseqParser(), text + "\n")[0].steps == [], text
 
@@ -72,3 +73,20 @@ def test_pipeline_legacy_sample() -> None:
     assert [s.step for s in steps] == [445, 495, 545, 595, 600]
     assert steps[-1].metrics == {"eval_loss": 8.11425, "valid_nll_loss": 6.8834, "valid_ppl": 118.06, "epoch": 1.0}
     assert next(iter(pipeline.readers.values())).parser.stats.not_understood == 0
+
+
+def test_2018_valid_line_has_no_step(tmp_path: Path) -> None:
+    # facebookresearch/fairseq issue #301: no num_updates anywhere; the generic layer counts the batches
+    path = tmp_path / "train.log"
+    path.write_text(
+        "".join(
+            f"| epoch 010  {n} / 8223 loss={loss} (1.50), wps=962, wpb=908, bsz=32, lr=0.001, clip=100%, gnorm=2.14\n"
+            for n, loss in ((7000, 0.86), (8000, 1.33))
+        )
+        + "| epoch 010 | valid on 'valid' subset | valid loss 1.94 | valid ppl 3.83\n",
+        encoding="utf-8",
+    )
+    steps = [r for r in read(path)[0] if isinstance(r, Step)]
+    assert [(s.step, s.metrics) for s in steps if "eval_loss" in s.metrics] == [
+        (None, {"eval_loss": 1.94, "valid_ppl": 3.83, "epoch": 10.0})
+    ]

@@ -96,7 +96,6 @@ WITHOUT_SAMPLES = {
     "hf_trainer",
     "keras",
     "lightning",
-    "litgpt",
     "ultralytics",
     # Its lines are whatever the user's trainwatch.toml patterns say: with no file it reads nothing, and a
     # built-in sample would only test a pattern written for it (tests/parsers/test_user_patterns.py covers it).

@@ -5,6 +5,8 @@ NVIDIA/Megatron-LM issue #449 (argument dump), the modded-nanogpt real log (argu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from _feed import feed, steps
 from _pipeline import read
@@ -37,7 +39,7 @@ def test_pipe_separated_loop() -> None:
     assert got[1].metrics == {
         "loss": 9.649478,
         "lr": 0.00012,
-        "norm": 9.5112,
+        "grad_norm": 9.5112,
         "step_time_s": pytest.approx(4.43157),
         "tokens_per_s": 118307.47,
     }
@@ -107,3 +109,17 @@ def test_specific_parsers_win() -> None:
     state = pipeline.store.sources[str(SAMPLES / "torchtitan__pr1287_dcp_llama3.log")]
     assert "generic" not in state.formats
     assert len(steps(records)) == 6
+
+
+def test_nested_epoch_and_step_bars_give_the_run_total(tmp_path: Path) -> None:
+    # OpenRLHF SFTTrainer: tqdm(desc="Train epoch") around tqdm(desc="Train step of epoch %d"), postfix set per step
+    path = tmp_path / "sft.log"
+    path.write_text(
+        "Train epoch:   0%|          | 0/2 [00:00<?, ?it/s]\n"
+        "Train step of epoch 0:   0%|          | 1/1563 [00:06<2:53:31,  6.67s/it, gpt_loss=1.84, loss_mean=0.365]"
+        "\rTrain step of epoch 0:   0%|          | 2/1563 [00:08<1:33:05,  3.58s/it, gpt_loss=1.78, loss_mean=0.506]\n",
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [(s.step, s.metrics["loss"], s.metrics["total_steps"]) for s in got] == [(1, 1.84, 3126), (2, 1.78, 3126)]
+    assert got[1].metrics["step_time_s"] == 3.58 and got[1].metrics["loss_mean"] == 0.506

@@ -6,12 +6,22 @@ same output."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from _pipeline import read
 from conftest import REAL_LOGS, SAMPLES
 from fw_recorder import run, run_file
 
 from trainwatch.parsers.formats.hf_trainer import HFTrainerParser, parse_log_dict
 from trainwatch.records import Event, Step
+
+
+def read_text_steps(tmp_path: Path, text: str) -> list[Step]:
+    """The steps of `text` written to a file and read through the whole pipeline (`\\r` frames included)."""
+    path = tmp_path / "train.log"
+    path.write_text(text, encoding="utf-8")
+    return [r for r in read(path)[0] if isinstance(r, Step)]
+
 
 SLICE1 = REAL_LOGS / "hf_trainer__LMSYS_slice1_bar_then_buffered_dicts.log"
 
@@ -125,6 +135,24 @@ def test_summary_dict_at_the_final_bar_position() -> None:
     assert [c.step for c in summary] == [125]
 
 
+def test_dict_pasted_without_its_opening_brace() -> None:
+    # modelscope/ms-swift issue #5571: a GRPO dict pasted from its second character on
+    text = (
+        "'loss': -0.0, 'grad_norm': 0.0, 'learning_rate': 2.6e-07, 'reward': 0.34375, 'epoch': 0.0, "
+        "'global_step/max_steps': '5/3766', 'percentage': '0.13%', 'elapsed_time': '1m 29s', "
+        "'memory(GiB)': 56.74, 'train_speed(iter/s)': 0.056099}\n"
+    )
+    rec, _ = run(HFTrainerParser(), text)
+    assert [c.step for c in rec.steps] == [5]
+    m = rec.steps[0].data["metrics"]
+    assert (m["loss"], m["lr"], m["total_steps"], m["reward"]) == (-0.0, 2.6e-07, 3766.0, 0.34375)
+    assert round(m["step_time_s"], 3) == 17.826
+    # the tail of a dict cut mid-line is not a dict's tail: its first key is not at the start of the line
+    for half in ("0.5047, 'epoch': 0.05}", "print('x': 1}", "'a b': 1}"):
+        rec, _ = run(HFTrainerParser(), half + "\n")
+        assert rec.steps == [], half
+
+
 def test_half_matches_yield_nothing() -> None:
     p = HFTrainerParser()
     for text in (
@@ -133,6 +161,7 @@ def test_half_matches_yield_nothing() -> None:
         "print({'a': 1})",
         "tr_loss_step = self.training_step(model, inputs)",
         "Epoch 0:  22%|██▏       | 4/18 [00:17<01:02,  4.47s/it, loss=10.072, v_num=193315]",
+        " 10%|▉         | 499/5000 [23:47<3:34:33,  2.86s/it, loss=0.706]",  # a custom loop's bar (postfix)
     ):
         rec, understood = run(p, text + "\n")
         assert rec.steps == [] and understood in ([], [False]), text
@@ -166,6 +195,43 @@ def test_unsloth_banner_gives_the_total_so_bars_are_steps() -> None:
     assert bars[0].step == 1 and bars[0].metrics["step_time_s"] > 0
 
 
+UNSLOTH_BANNER = (  # unslothai/unsloth issue #1145
+    "==((====))==  Unsloth - 2x faster free finetuning | Num GPUs = 1\n"
+    "    \\   /|    Num examples = 2,500 | Num Epochs = 1\n"
+    "O^O/ \\_/ \\    Batch size per device = 2 | Gradient Accumulation steps = 8\n"
+    "\\        /    Total batch size = 16 | Total steps = 312\n"
+    ' "-____-"     Number of trainable parameters = 982,515,712\n'
+)
+
+
+def test_unsloth_train_step_loss_prints_are_the_next_bar_step(tmp_path: Path) -> None:
+    # unsloth_train: `progress_bar.write(f"{step}, {loss}")` with the 0-based step, before the bar's update
+    glued = UNSLOTH_BANNER + (
+        "  0%|          | 1/312 [00:25<2:13:19, 25.72s/it]0, 2.5521\n"
+        "  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]10, 2.2398\n"
+    )
+    # the same output with tqdm's clearing `\r` kept: the print is a line of its own
+    streamed = UNSLOTH_BANNER + (
+        "\r  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]\r                    \r10, 2.2398\n"
+        "\r  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]\r  4%|▎         | 12/312 [02:39<1:00:48, 12.12s/it]\n"
+    )
+    for text, want in ((glued, [(1, 2.5521), (11, 2.2398)]), (streamed, [(11, 2.2398)])):
+        steps = read_text_steps(tmp_path, text)
+        assert [(s.step, s.metrics["loss"]) for s in steps if "loss" in s.metrics] == want
+        assert all(s.metrics.get("total_steps") == 312 for s in steps if s.step != 11 or "loss" not in s.metrics)
+
+
+def test_step_loss_pairs_without_unsloth_banner_are_not_losses(tmp_path: Path) -> None:
+    text = "  4%|▎         | 11/312 [02:27<1:00:48, 12.12s/it]10, 2.2398\n10, 2.2398\n"
+    assert all("loss" not in s.metrics for s in read_text_steps(tmp_path, text))
+
+
+def test_markdown_bold_value_in_a_pasted_dict() -> None:
+    # unslothai/unsloth issue #344: the reporter bolded the loss
+    parsed = parse_log_dict("{'loss': **4.7581**, 'grad_norm': 3.063769578933716, 'epoch': 0.1}")
+    assert parsed == (None, {"loss": 4.7581, "grad_norm": 3.063769578933716, "epoch": 0.1}, False)
+
+
 def test_bar_totals_are_told_apart_by_the_dict_after_them() -> None:
     """No banner: the eval bar (25) is followed by an eval dict, the training bar (873) by a loss dict."""
     text = (
@@ -187,3 +253,22 @@ def test_a_lone_running_bar_is_progress_without_any_dict() -> None:
     rec, _ = run(HFTrainerParser(), text)
     assert [c.step for c in rec.steps] == [1, 2, 3]
     assert rec.steps[-1].data["metrics"] == {"total_steps": 60.0, "step_time_s": 296.53}
+
+
+def test_carriage_returns_pasted_as_caret_m(tmp_path: Path) -> None:
+    # h2oai/h2ogpt PR #86: `^M` where the terminal had `\r`; no banner, a loss dict every step
+    frame = "  4%|▎         | {n}/36234 [11:37<5:10:26,  1.87it/s]"
+    clear = "^M" + " " * 54 + "^M"
+    text = "".join(
+        f"^M{frame.format(n=n - 1)}^M{frame.format(n=n)}{clear}{{'loss': {loss}, 'learning_rate': 0.00029, 'epoch': 0.22}}\n"
+        for n, loss in ((1318, 1.5545), (1319, 1.3465), (1320, 1.3056))
+    )
+    got = read_text_steps(tmp_path, text)
+    assert [(s.step, s.metrics["loss"]) for s in got if "loss" in s.metrics] == [
+        (1318, 1.5545),
+        (1319, 1.3465),
+        (1320, 1.3056),
+    ]
+    bars = [s for s in got if "total_steps" in s.metrics]
+    assert [s.step for s in bars] == [1317, 1318, 1319, 1320]
+    assert {s.metrics["total_steps"] for s in bars} == {36234} and bars[0].metrics["step_time_s"] == 1 / 1.87

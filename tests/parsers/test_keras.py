@@ -71,3 +71,17 @@ def test_pipeline_on_sample() -> None:
     assert [s.step for s in steps] == [32 * e for e in range(1, 11)]
     assert steps[-1].metrics["loss"] == 25.0970 and steps[0].metrics["step_time_s"] == 781e-6
     assert next(iter(pipeline.readers.values())).parser.stats.not_understood == 0
+
+
+def test_bar_escaped_by_syslog() -> None:
+    # AllenInstitute/deepinterpolation issue #84 (`#010` backspaces, `#015` carriage returns), after an epoch header
+    bs = "#010" * 8
+    text = (
+        "INFO:__main__:Epoch 1/5\n"
+        f"INFO:__main__:#0151/2 [==============>...............] - ETA: 10s - loss: 0.9100{bs}"
+        f"#0152/2 [==============================] - ETA: 0s - loss: 0.9100 {bs}"
+        "#0152/2 [==============================] - 14s 3s/step - loss: 0.9100\n"
+    )
+    rec, _ = run(KerasParser(), text)
+    assert [(c.step, c.data["metrics"]["loss"]) for c in rec.steps] == [(1, 0.91), (2, 0.91), (2, 0.91)]
+    assert rec.steps[-1].data["metrics"]["step_time_s"] == 3.0

@@ -78,3 +78,33 @@ def test_pipeline_on_sample() -> None:
     assert [s.step for s in steps] == [1, 2, 3, 4, 5]
     assert steps[-1].metrics["loss"] == 9.847
     assert next(iter(pipeline.readers.values())).parser.stats.formats == ["lightning"]
+
+
+def test_a_counter_logged_in_the_postfix_is_not_a_metric() -> None:
+    # NVIDIA/NeMo-Framework-Launcher issue #55: NeMo logs global_step (and Lightning rounds `loss`)
+    text = (
+        "Epoch 0:   1%|          | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, v_num=, "
+        "reduced_train_loss=3.090, global_step=794.0, consumed_samples=1.63e+6]\n"
+    )
+    rec, _ = run(LightningParser(), text)
+    assert [(c.step, c.data["metrics"]) for c in rec.steps] == [
+        (795, {"loss": 3.09, "running_loss": 3.1, "consumed_samples": 1.63e6, "epoch": 0.0, "step_time_s": 41.36})
+    ]
+
+
+def test_frames_written_by_sagemaker_as_octal_escapes() -> None:
+    # aws-samples/sagemaker-distributed-training-workshop issue #6 (the runner strips the mpirank prefix)
+    text = (
+        "#015Epoch 0:  50% 1/2 [00:00<00:00,  6.54it/s, loss=2.29, v_num=0]\n"
+        "#015Validation DataLoader 0: 100% 1/1 [00:00<00:00, 1113.73it/s]#033[A\n"
+        "#015Epoch 0: 100% 2/2 [00:00<00:00, 12.10it/s, loss=2.29, v_num=0, val_acc=0.166]\n"
+        "#015Epoch 0:   0% 0/2 [00:00<?, ?it/s, loss=2.29, v_num=0, val_acc=0.166]        "
+        "#015Epoch 1:  50% 1/2 [00:00<?, 9.00it/s, loss=2.20, v_num=0, val_acc=0.166]\n"
+    )
+    rec, understood = run(LightningParser(), text)
+    assert all(understood)
+    assert [(c.step, c.data["metrics"]["loss"], c.data["metrics"]["epoch"]) for c in rec.steps] == [
+        (1, 2.29, 0.0),
+        (2, 2.29, 0.0),
+        (3, 2.2, 1.0),
+    ]

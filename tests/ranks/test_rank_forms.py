@@ -89,6 +89,12 @@ def test_rank_equals_attributes_a_record_but_is_not_membership() -> None:
         # sample_logs/ranks__torchrun_tee3_straggler.log (Megatron line keeps its leading space
         # minus the one the prefix regex eats)
         ("[default2]: [2026-11-22 04:23:12] iteration", 2, "[2026-11-22 04:23:12] iteration"),
+        # Lightning-AI/litgpt#519 (XLA finetune, Lightning's rank_prefixed_message)
+        (
+            "[rank: 0] iter 34 step 35: iter time: 3372.20ms (optimizer.step)",
+            0,
+            "iter 34 step 35: iter time: 3372.20ms (optimizer.step)",
+        ),
     ],
 )
 def test_launcher_prefixes_are_split(line: str, rank: int, rest: str) -> None:

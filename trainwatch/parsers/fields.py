@@ -50,6 +50,8 @@ _VALUE = re.compile(
     r"|[-+]?(?:nan|inf(?:inity)?)(?!\w))",
     re.I,
 )
+# The rest of a `timedelta` printed with days: `27 days, 22:18:02`.
+_DAYS_CLOCK = re.compile(r" days?, \d{1,2}:\d{2}")
 # A unit written right after the value (`61.02ms`, `1.09s/it`, `512K`, `3.2GiB`, `14.2%`).
 _UNIT_ATTACHED = re.compile(
     r"(?:%|(?:ms|us|µs|ns|sec|secs|s|min|h|hr|[KMGT]i?B|[kKMGTB](?=/)|[kKMGB])(?:/(?:s|sec|it|iter|step|batch|gpu|device)){0,2})"
@@ -144,7 +146,10 @@ def prefix_end(text: str) -> int:
 
 
 def shape_of(text: str) -> str:
-    return " ".join(_MASK.sub("#", text).split())
+    """The text with values masked and spaces folded; the padding of a right-aligned value inside brackets
+    (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape."""
+    shape = " ".join(_MASK.sub("#", text).split())
+    return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 
 def _int(raw: str) -> int | None:
@@ -344,6 +349,8 @@ def read_fields(text: str) -> Reading | None:
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
             continue  # a clock time (`ETA 00:04:16`), a ratio or a port, not a value
+        if text.startswith(" day", end) and _DAYS_CLOCK.match(text, end):
+            continue  # the days of a duration (`eta: 27 days, 22:18:02`, Python's timedelta)
         unit, _after = _unit_after(text, end)
         key = _key_before(text, start, lo)
         if key is None:

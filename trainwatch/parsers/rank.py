@@ -20,9 +20,10 @@ import re
 #   [default3]:  torchrun --tee 3 (role "default" + local rank)
 #   [PID:6552] [RANK:4]  loggers that stamp pid and rank on every line
 #   [1,5]<stdout>:  OpenMPI `mpirun --tag-output` (job id, rank); SageMaker adds `mpirank:` and the host
+#   [rank: 0]  Lightning's `rank_prefixed_message` (`rank_zero_info`, Fabric scripts' `[rank: 0] Seed set to 42`)
 _PREFIX = re.compile(
     r"^(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\]"
-    r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:)\s?"
+    r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:|\[rank: (\d{1,9})(?!\d)\](?= ))\s?"
 )
 # `srun -l` / `srun --label`: "3: " (task id, right-aligned when there are >= 10 tasks).
 _SRUN_LABEL = re.compile(r"^ *(\d{1,5}): ")
@@ -95,7 +96,7 @@ def split_prefix(text: str) -> tuple[int | None, str]:
         m = _PREFIX.match(text)
         if not m:
             break
-        found = int(m.group(1) or m.group(2) or m.group(3))
+        found = int(m.group(1) or m.group(2) or m.group(3) or m.group(4))
         if rank is None or not text.startswith("[default"):
             rank = found
         text = text[m.end() :]

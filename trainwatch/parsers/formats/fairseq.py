@@ -10,7 +10,8 @@ Step is `num_updates` (optimizer updates, as printed); lines without it (fairseq
 the log interval. `wps` (target words/tokens per second) is `tokens_per_s`, `gnorm` is
 `grad_norm`, `clip=0%` is `clip_pct`. The end-of-epoch line holds epoch means: its fields get
 an `epoch_avg_` prefix so they do not mix with per-interval values. Validation lines give
-`eval_loss` (`valid_loss` or hydra's plain `loss`) and `valid_*` for the rest.
+`eval_loss` (`valid_loss`, 2018's `valid loss` or hydra's plain `loss`) and `valid_*` for the rest;
+a validation line without `num_updates` (2018) has no step.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class FairseqParser(Parser):
             return self._emit(out, m.group("epoch"), [(k.strip(), v) for k, eq, v in pairs if eq], "")
         m = _VALID.search(text)
         if m:
-            pairs = [p.strip().partition(" ") for p in m.group("rest").split(" | ")]
+            pairs = [p.strip().rpartition(" ") for p in m.group("rest").split(" | ")]
             return self._emit(out, m.group("epoch"), [(k, v) for k, sep, v in pairs if sep], "valid")
         m = _SUMMARY.search(text)
         if m:
@@ -83,7 +84,7 @@ class FairseqParser(Parser):
             elif kind == "epoch_avg":
                 name = f"epoch_avg_{name}"
             metrics.setdefault(name, value)
-        if step is None or not metrics:
+        if (step is None and kind != "valid") or not metrics:
             return False
         metrics["epoch"] = float(int(epoch))
         out.step(step, metrics)

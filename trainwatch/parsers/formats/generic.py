@@ -17,6 +17,9 @@ The step: an explicit step counter as printed; else an `n/M` counter, counted on
 the epoch itself when that is all a line per epoch has (the metric `epoch` says so too).
 Config dumps (`lr ....... 0.001`, `--train_steps = 20000`), one-off lines and lines without a
 counter therefore never become steps.
+Nested tqdm bars (`for epoch in tqdm(range(E), desc="Train epoch")` around a bar of the epoch's
+steps, `Train step of epoch 0: 5/1563`): the outer bar's total is the number of epochs, so the run
+has E x (steps of an epoch) steps.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
 _PRECHECK = re.compile(r"\d|nan|NaN|inf")
+# The description of a bar that counts epochs: `Epoch`, `Epochs`, `Train epoch`, `training epochs`.
+_EPOCH_BAR = re.compile(r"(?:train(?:ing)?\s+)?epochs?", re.I)
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -133,6 +138,7 @@ class GenericParser(Parser):
         self._last_step: int | None = None
         self._last_bar_step: int | None = None
         self._uncounted_progress = False
+        self._epochs: int | None = None  # the total of a bar counting epochs
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
@@ -217,6 +223,8 @@ class GenericParser(Parser):
 
     def _on_bar(self, bar: Bar, out: Emitter) -> bool:
         """tqdm bars are progress by construction: a step each time the counter moves on."""
+        if _EPOCH_BAR.fullmatch(bar.desc):
+            self._epochs = bar.total
         reading = _bar_reading(bar)
         if reading is None:
             return False
@@ -225,6 +233,8 @@ class GenericParser(Parser):
         if got is None:
             return False
         step, metrics = got
+        if self._epochs is not None and reading.epoch is not None and reading.inner_total is not None:
+            metrics.setdefault("total_steps", float(self._epochs * reading.inner_total))
         if self._last_bar_step is not None and step == self._last_bar_step:
             return True  # the same step redrawn
         self._last_bar_step = step

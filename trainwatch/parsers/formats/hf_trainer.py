@@ -29,6 +29,12 @@ a total followed by an `eval_` dict is an evaluation bar and never counts. Until
 are held (bounded), and released when confirmed, or at the end of what is written when it is the
 only bar in progress. Each training bar frame reports progress: step n, `total_steps`, and
 `step_time_s` from tqdm's (smoothed) s/it.
+Unsloth's own loop (`unsloth_train`, after its banner) logs with `progress_bar.write(f"{step}, {loss}")`
+(`10, 2.2398`) before the bar's `update(1)`: `step` is the 0-based index of the optimizer step just
+taken, so the loss is the bar's step `step + 1`. A paste that lost tqdm's clearing `\r` glues it after
+the bar (`... 12.12s/it]10, 2.2398`). A value a reporter wrapped in markdown bold (`'loss': **4.7581**`)
+is read as the number it is. A paste that shows carriage returns as `^M` (`cat -v`, vim, less) is read
+as the frames and the line they would have made.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import metric_name, snake
@@ -54,7 +60,13 @@ _BANNER_FIELD = re.compile(
 # then `Num examples = 1,760 | Num Epochs = 1 | Total steps = 220` (several fields a line).
 _UNSLOTH_BANNER = "Unsloth"
 _INLINE_FIELD = re.compile(r"(Num examples|Num Epochs|Total steps) = ([\d,.]+)")
+# unsloth_train's `progress_bar.write(f"{step}, {round(loss, 4)}")`
+_UNSLOTH_LOSS = re.compile(r"\s*(?P<step>\d{1,18}), (?P<loss>[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf))\s*$")
 _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
+# A dict whose opening brace is lost (the line pasted or cut from mid-dict): `'loss': -0.0, ..., 'epoch': 0.0}`.
+_DICT_TAIL = re.compile(r"\s*'[A-Za-z_][\w./()-]*': ")
+# A carriage return as `cat -v`, vim and less show it, pasted as the two characters.
+_CARET_CR = "^M"
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
 _MAX_DICT_CHARS = 20_000
 _SUMMARY_KEY = "train_runtime"
@@ -84,20 +96,21 @@ _BARE_SPECIAL = re.compile(r"([:\[,(]\s*)(-?(?:nan|inf))(?=\s*[,}\])])")
 def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | None:
     """The dict the Trainer printed: (its 'step' if any, canonical metrics, is the final summary)."""
     start_m = _DICT_START.search(text)
-    if start_m is None:
+    tail_m = _DICT_TAIL.match(text) if start_m is None else None
+    if start_m is None and tail_m is None:
         return None
-    start = start_m.start()
+    start = start_m.start() if start_m is not None else len(text) - len(text.lstrip())
     end = text.rfind("}")
     if end <= start or end - start > _MAX_DICT_CHARS:
         return None
-    body = text[start : end + 1]
+    body = text[start : end + 1] if tail_m is None else "{" + text[start : end + 1]
     try:
         raw = ast.literal_eval(body)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         # `'grad_norm': nan` is how Python prints a NaN float: not a literal, and the line that
         # matters most. Quote bare nan/inf and read the dict again.
         try:
-            raw = ast.literal_eval(_BARE_SPECIAL.sub(r"\1'\2'", body))
+            raw = ast.literal_eval(_BARE_SPECIAL.sub(r"\1'\2'", body.replace("**", "")))
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return None
     if not isinstance(raw, dict) or not raw:
@@ -140,7 +153,7 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
 class HFTrainerParser(Parser):
     name = "hf_trainer"
     title = "Hugging Face Trainer / TRL / Accelerate"
-    triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER)
+    triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER, "': ", ", ")
     example = "{'loss': 0.5047, 'grad_norm': 1.18, 'learning_rate': 6.99e-05, 'epoch': 0.05}"
     priority = 100
 
@@ -156,16 +169,38 @@ class HFTrainerParser(Parser):
         self._eval_totals: set[int] = set()
         self._pending: dict[int, list[_Frame]] = {}  # frames of totals not yet known
         self._last_total: int | None = None  # the total of the last HF bar seen
+        self._unsloth = False  # Unsloth's banner was printed: `step, loss` lines are unsloth_train's
 
     # ----------------------------------------------------------------- lines
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if _CARET_CR in text and line.kind is Kind.LINE:
+            return self._feed_carets(text, line, out)
+        return self._feed_line(text, line, out)
+
+    def _feed_carets(self, text: str, line: Line, out: Emitter) -> bool:
+        """A paste that shows carriage returns as `^M`: its pieces are the frames `\\r` would have made."""
+        *frames, last = text.split(_CARET_CR)
+        understood = False
+        for frame in frames:
+            if frame.strip():
+                understood = self._feed_line(frame, replace(line, text=frame, kind=Kind.FRAME), out) or understood
+        if last.strip():
+            understood = self._feed_line(last, replace(line, text=last), out) or understood
+        return understood
+
+    def _feed_line(self, text: str, line: Line, out: Emitter) -> bool:
         held = self._held
         if held is not None and line.no > held.line:
             self._resolve_held(text, line, out)
         if line.kind is Kind.FRAME:
             bar = find_bar(text)
             return bar is not None and self._on_bar(bar, line, out)
+        if self._unsloth and text[:1].isdigit():
+            loss = _UNSLOTH_LOSS.match(text)
+            if loss is not None:
+                return self._unsloth_loss(loss, out)
         if _BANNER in text or (_UNSLOTH_BANNER in text and "finetuning" in text):
+            self._unsloth = _UNSLOTH_BANNER in text
             self._banner_line = line.no
             self._banner_total = None
             self._banner_epochs = None
@@ -184,17 +219,29 @@ class HFTrainerParser(Parser):
                 self._banner_field(f.group(1), f.group(2))
             if inline:
                 return True
-        if "{'" in text:
+        if "{'" in text or (text.rstrip().endswith("}") and _DICT_TAIL.match(text)):
             return self._on_dict_line(text, line, out)
-        bar = find_bar(text)
-        return bar is not None and self._on_bar(bar, line, out)
+        bar = find_bar(text) if "%" in text else None
+        if bar is None or not self._on_bar(bar, line, out):
+            return False
+        loss = _UNSLOTH_LOSS.match(text, bar.end) if self._unsloth else None
+        if loss is not None:  # `... 12.12s/it]10, 2.2398`: the clearing `\r` lost in a paste
+            self._unsloth_loss(loss, out)
+        return True
+
+    def _unsloth_loss(self, m: re.Match[str], out: Emitter) -> bool:
+        loss = parse_number(m.group("loss"))
+        if loss is None:
+            return False
+        out.step(int(m.group("step")) + 1, {"loss": loss})
+        return True
 
     def at_eof(self, out: Emitter) -> None:
-        self._release_held(out, None)
+        self._release_held(out, self._step_before(self._held))
         self._release_running_bar(out, finished=False)
 
     def finish(self, out: Emitter) -> None:
-        self._release_held(out, None)
+        self._release_held(out, self._step_before(self._held))
         self._release_running_bar(out, finished=True)
 
     def _release_running_bar(self, out: Emitter, *, finished: bool) -> None:
@@ -251,9 +298,9 @@ class HFTrainerParser(Parser):
         del frames[:-_MAX_PENDING]
 
     def _on_bar(self, bar: Bar, line: Line, out: Emitter) -> bool:
-        """True for an HF bar (training or evaluation); HF bars carry no description."""
-        if bar.desc:  # `Epoch 0:` bars are Lightning's, `1/100  3.65G ...` Ultralytics'
-            return False
+        """True for an HF bar (training or evaluation); HF bars carry no description and no postfix."""
+        if bar.desc or bar.postfix:  # `Epoch 0:` bars are Lightning's, `1/100  3.65G ...` Ultralytics',
+            return False  # `[..., loss=0.706]` a custom loop's (the generic layer reads them)
         if self._banner_total is None and bar.total > self._largest_total:
             self._largest_total = bar.total
         self._last_total = bar.total
@@ -285,7 +332,7 @@ class HFTrainerParser(Parser):
         if parsed is None:
             return False
         printed_step, metrics, summary = parsed
-        glued = text.lstrip()[:1] != "{"
+        glued = text.lstrip()[:1] not in ("{", "'")  # a dict printed after a bar frame on its line
         if glued:
             bar = find_bar(text)
             if bar is not None:
@@ -315,6 +362,14 @@ class HFTrainerParser(Parser):
             elif text.lstrip().startswith("{'"):
                 self._buffered = True  # two dicts in a row: a burst from a buffer
         self._release_held(out, step)
+
+    def _step_before(self, held: _Held | None) -> int | None:
+        """Nothing follows a held dict (the end of what is written): the training-bar frame printed just
+        before it on its line is the step tqdm.write cleared it for, as its redraw would have said."""
+        last = self._last_bar
+        if held is None or last is None or last[0] != held.line or self._buffered:
+            return None
+        return last[1] if self._consistent(held, last[1], last[2]) else None
 
     def _release_held(self, out: Emitter, step: int | None) -> None:
         held, self._held = self._held, None

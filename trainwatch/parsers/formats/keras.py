@@ -11,7 +11,10 @@ The counter is the batch within the epoch (very old Keras counted samples), so t
 count when every epoch has the same number of batches. A bar line after an epoch's final line
 with no new `Epoch e/E` header is `evaluate()`: its metrics become `eval_*` at the last step.
 `781us/step` is `step_time_s`; the bare `52s` (elapsed at the end, ETA before it) is not reported.
-`\\b` overstrikes are applied by the sanitizer before this parser sees the text.
+`\\b` overstrikes are applied by the sanitizer before this parser sees the text. A log that went through
+syslog has its control characters escaped as `#` and three octal digits (rsyslog): the bar's `\\b`
+erasures are `#010` and its `\\r` redraws `#015`, so all the redraws of an epoch arrive on one line;
+each of them is read as the frame it was on the terminal.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, snake
 from trainwatch.numbers import parse_duration_s, parse_eta_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.fields import prefix_end
+from trainwatch.parsers.formats import _escaped as escaped
 
 _EPOCH = re.compile(r"^\s*Epoch (\d{1,18}(?!\d))/(\d{1,18}(?!\d))\s*$")
 _K2 = re.compile(r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) \[[=>.]*\](?P<rest>(?: - .*)?)$")
@@ -74,7 +79,17 @@ class KerasParser(Parser):
         self._last_step: int | None = None  # the runner's last_step lags while it merges
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if escaped.CR in text:
+            understood = False
+            for frame in escaped.frames(text):
+                understood = self._feed(frame, line, out) or understood
+            return understood
+        return self._feed(text, line, out)
+
+    def _feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _EPOCH.match(text)
+        if m is None and "Epoch " in text:  # behind a logger's prefix: `INFO:__main__:Epoch 1/5`
+            m = _EPOCH.match(text[prefix_end(text) :])
         if m:
             self._epoch = int(m.group(1))
             self._epoch_done = False
@@ -103,6 +118,6 @@ class KerasParser(Parser):
             metrics["eta_s"] = eta
         self._last_step = step
         out.step(step, metrics)
-        if n == total:
+        if n == total and eta is None:  # the last batch's frame with an ETA is redrawn with the epoch's time
             self._epoch_done = True
         return True

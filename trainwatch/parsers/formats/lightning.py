@@ -18,7 +18,11 @@ The fit loop's end message is written right after the last frame without a newli
 glued to the bar (`...train_loss=0.910]`Trainer.fit` stopped: `max_epochs=2` reached.`) and is
 reported here as the `finished` event the events parser reports for it on a line of its own.
 `v_num` is the logger's version, not a metric; `*_step` metrics lose the suffix
-(`train_loss_step` -> `loss`), `*_epoch` ones keep it (epoch means).
+(`train_loss_step` -> `loss`), `*_epoch` ones keep it (epoch means). A log captured by SageMaker or
+syslog writes the redraws' `\\r` as `#015` (`_escaped.py`): each frame is read as it was drawn. A counter logged as a metric
+(NeMo's `global_step=794.0`) is a counter, not a metric. Lightning 1.x's own `loss` is the running
+mean of the last 20 losses: where the model logs its loss too (`reduced_train_loss=3.090`), that
+one is `loss` and Lightning's is `running_loss`.
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.names import metric_name, snake
+from trainwatch.names import COUNTER_KEYS, metric_name, snake
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.formats import _escaped as escaped
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 
 _EPOCH_DESC = re.compile(r"^Epoch (\d{1,18}(?!\d))$")
@@ -46,18 +51,26 @@ _SKIP = {"v_num"}
 
 def postfix_metrics(bar: Bar) -> dict[str, float]:
     metrics: dict[str, float] = {}
+    running: float | None = None
     for key, raw in bar.postfix:
         if key in _SKIP:
             continue
         value = parse_number(raw)
         if value is None:
             continue
+        if key == "loss":
+            running = value
+            continue
         name = snake(key)
+        if name in COUNTER_KEYS:
+            continue
         if name.endswith("_step"):
             name = name[: -len("_step")]
         if not name.endswith("_epoch"):
             name = metric_name(name)
         metrics.setdefault(name, value)
+    if running is not None:
+        metrics["running_loss" if "loss" in metrics else "loss"] = running
     return metrics
 
 
@@ -72,6 +85,14 @@ class LightningParser(Parser):
         self._held: tuple[int, int, dict[str, float], int] | None = None  # (step, epoch, metrics, line)
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if escaped.CR in text:  # SageMaker / syslog: `#015Epoch 0:  50% 1/2 [...]`
+            understood = False
+            for frame in escaped.frames(text):
+                understood = self._feed(frame, line, out) or understood
+            return understood
+        return self._feed(text, line, out)
+
+    def _feed(self, text: str, line: Line, out: Emitter) -> bool:
         if ", global step " in text or "saving model to" in text:
             return self._checkpoint(text, out)
         bar = find_bar(text)
