@@ -3,13 +3,18 @@ optimizer, data...), averaged over the last steps, with each phase's share of th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from rich.text import Text
 from textual.widget import Widget
 
 from trainwatch.diagnosis.shares import other_seconds, partition_phases
-from trainwatch.store.store import Store
 from trainwatch.ui.data import PhaseRow, phase_rows
 from trainwatch.ui.format import fmt_duration
+from trainwatch.ui.redraw import CHARTS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 COLOURS = (12, 10, 11, 13, 14, 9, 4, 2, 3, 5, 6)
 OTHER = "other"
@@ -117,6 +122,9 @@ def partitioned(row: PhaseRow) -> PhaseRow:
 
 
 class PhaseBars(Widget):
+    """The overview's bars, redrawn at the charts' pace (medians of the last steps)."""
+
+    pace: ClassVar[str] = CHARTS
     DEFAULT_CSS = """
     PhaseBars { border: round $panel; height: auto; max-height: 14; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
@@ -127,17 +135,19 @@ class PhaseBars(Widget):
         self._text = Text("no per-phase timings yet", style="dim")
         self._key: tuple[object, ...] | None = None
 
-    def update_from(self, store: Store, version: int) -> None:
+    def redraw(self, view: View) -> bool:
         w = self.content_size.width or 60
-        key = (version, w)
+        key = (view.version, w)
         if key == self._key:
-            return
+            return False
         self._key = key
-        rows = [partitioned(r) for r in phase_rows(store)]
+        rows = [partitioned(r) for r in phase_rows(view.store)]
         text = render_phases(rows, w, max_rows=8)
-        if text.plain != self._text.plain:
-            self._text = text
-            self.refresh(layout=True)
+        if text.plain == self._text.plain:
+            return False
+        self._text = text
+        self.refresh(layout=True)
+        return True
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return max(1, len(self._text.plain.splitlines()))

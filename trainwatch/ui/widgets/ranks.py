@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
 from trainwatch.store.store import RankKey
-from trainwatch.ui.data import RankRow
+from trainwatch.ui.data import RankRow, rank_rows
 from trainwatch.ui.format import fmt_age, fmt_duration, fmt_num, sparkline
+from trainwatch.ui.redraw import NUMBERS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 COLUMNS = ("rank", "step", "step time", "throughput", "loss", "updated", "status", "trend")
 # Shown after "step time" when some rank has them: (column, RankRow attribute).
@@ -90,6 +95,9 @@ def row_cells(
 
 
 class RanksTable(DataTable[Text]):
+    """Redrawn with the numbers while its tab is shown (and once before, to have rows)."""
+
+    pace: ClassVar[str] = NUMBERS
     DEFAULT_CSS = """
     RanksTable { height: 1fr; }
     """
@@ -124,6 +132,18 @@ class RanksTable(DataTable[Text]):
         self.clear()
         self._rows.clear()
         self._pending_cursor = current
+
+    def redraw(self, view: View) -> bool:
+        if view.tab != "ranks" and self.row_count:
+            return False  # hidden: brought up to date when the tab is shown
+        stragglers = {
+            (f.hosts[i] if i < len(f.hosts) else None, r)
+            for f in view.findings
+            if f.kind == "straggler"
+            for i, r in enumerate(f.ranks)
+        }
+        self.show(rank_rows(view.store), view.now_wall, stragglers, view.verdict.ranks)
+        return True
 
     def show(
         self,
