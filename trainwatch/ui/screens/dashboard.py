@@ -92,9 +92,13 @@ class DashboardScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._show_charts(self.app.size)
+        self.call_after_refresh(self._first_draw)
+        self.set_interval(self.slow_interval, self.clock_tick)
+
+    def _first_draw(self) -> None:
+        """Once the panels' own children are mounted."""
         self.fast_tick()
         self.slow_tick()
-        self.set_interval(self.slow_interval, self.clock_tick)
 
     def on_resize(self, event: events.Resize) -> None:
         self._show_charts(event.size)
