@@ -67,6 +67,7 @@ class DashboardScreen(Screen[None]):
         self._pending: set[str] = set()  # kinds with a redraw timer set
         self._charted: list[str] | None = None  # the metrics _ensure_charts last laid out
         self._draw_cost = self._drawn = 0.0  # the charts' share of a charts redraw, the last time
+        self._ready = False
 
     @property
     def twapp(self) -> TrainwatchApp:
@@ -91,12 +92,13 @@ class DashboardScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._show_charts(self.app.size)
         self.call_after_refresh(self._first_draw)
         self.set_interval(self.slow_interval, self.clock_tick)
 
     def _first_draw(self) -> None:
         """Once the panels' own children are mounted."""
+        self._ready = True
+        self._show_charts(self.app.size)
         self.fast_tick()
         self.slow_tick()
 
@@ -107,8 +109,10 @@ class DashboardScreen(Screen[None]):
     def _alive(self) -> bool:
         if not self.is_attached or self.twapp.closing:
             return False
+        if not self._ready:  # before the first draw: the tabs' contents may not be mounted yet
+            return False
         try:
-            self.query_one(RunHeader)
+            self.query_one("#charts")
         except NoMatches:  # shutting down: widgets already removed, a last timer fired
             return False
         return True
@@ -337,6 +341,8 @@ class DashboardScreen(Screen[None]):
 
     def _show_charts(self, size: Size | None = None) -> None:
         """Fit the chart grid to the terminal: fewer charts when it is small."""
+        if not self._alive():  # a resize before the tabs are composed, or while closing
+            return
         w, h = size or self.app.size
         cols = 1 if w < NARROW_WIDTH else 2
         rows = max(1, (h - 8) // 11)
@@ -356,5 +362,7 @@ class DashboardScreen(Screen[None]):
         if tab.focus is None:
             self.set_focus(None)
             return
-        target: Widget = self.query_one(tab.focus)
-        getattr(target, "focus_first", target.focus)()
+        targets = self.query(tab.focus)
+        if targets:  # (none before the tab's contents are mounted)
+            target: Widget = targets.first()
+            getattr(target, "focus_first", target.focus)()
