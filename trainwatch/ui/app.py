@@ -18,8 +18,6 @@ from functools import partial
 
 from textual import on
 from textual.app import App, SystemCommand
-from textual.binding import Binding
-from textual.dom import DOMNode
 from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -31,7 +29,7 @@ from trainwatch.store.store import Store
 from trainwatch.ui.actions import Action, bindings, palette_entries, with_tabs
 from trainwatch.ui.clock import Clock
 from trainwatch.ui.commands import ActionCommands
-from trainwatch.ui.keymap import load_keymap
+from trainwatch.ui.keymap import clashes, load_keymap
 from trainwatch.ui.messages import StoreChanged
 from trainwatch.ui.redraw import PACE_MAX_S, REDRAW_SHARE
 from trainwatch.ui.screens.dashboard import DashboardScreen
@@ -91,7 +89,7 @@ class TrainwatchApp(App[None]):
         self._ingest_done = threading.Event()
         ids = [a.id for a in KEYS]
         self.keymap, self.keymap_problems = (dict(keymap), []) if keymap is not None else load_keymap(ids)
-        self._clashes_told: set[frozenset[str]] = set()
+        self.keymap_problems += clashes(KEYS, self.keymap)
 
     def get_default_screen(self) -> Screen:
         return DashboardScreen(self.store, self.fast_interval, self.slow_interval)
@@ -160,15 +158,6 @@ class TrainwatchApp(App[None]):
         )
 
     # ------------------------------------------------------------- keys
-    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
-        """A `[keymap]` key that another action had: say once which one it took."""
-        told = frozenset(b.id or b.action for b in clashed_bindings)
-        if told in self._clashes_told:
-            return
-        self._clashes_told.add(told)
-        names = ", ".join(sorted(told))
-        self.notify(f"keymap: a remapped key replaces {names}", title="keymap", severity="warning", markup=False)
-
     def metrics_to_chart(self) -> list[str]:
         return self.dashboard.metrics_to_chart()
 

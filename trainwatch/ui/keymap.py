@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from trainwatch.parsers.formats.user_patterns import config_path
+from trainwatch.ui.actions import Action, keys_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,3 +62,17 @@ def load_keymap(ids: Collection[str], path: str | Path | None = None) -> tuple[d
     if "keymap" not in data:
         return {}, []
     return parse_keymap(data["keymap"], str(path), ids)
+
+
+def clashes(table: Sequence[Action], keymap: Mapping[str, str]) -> list[str]:
+    """Remapped keys another action of the same widget had: that action loses its key (Textual
+    binds the remapped one), which the user should hear of."""
+    told: list[str] = []
+    for a in table:
+        if a.id not in keymap:
+            continue
+        for key in keymap[a.id].split(","):
+            for other in table:
+                if other is not a and other.owner == a.owner and key in keys_of(other, keymap).split(","):
+                    told.append(f"[keymap] {a.id!r} = {key!r} takes the key of {other.id!r}")
+    return told
