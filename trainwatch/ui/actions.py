@@ -4,7 +4,7 @@
 A row's `owner` says which class binds it: `app` (everywhere), `events`, `log`, `phases`,
 `profiler` (the widgets whose keys they are: their `BINDINGS = bindings("log")`...).
 Help rows: consecutive actions with the same `where` and `help` share one row, their keys
-joined by the first one's `joiner`. Textual-free, so the README's key table comes from it too.
+joined by the first one's `joiner`. The README's table of ids was generated from it.
 """
 
 from __future__ import annotations
