@@ -18,7 +18,7 @@ from textual.widgets import Static, TabbedContent
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.actions import ACTIONS, help_rows, key_label
-from trainwatch.ui.app import KEYS, TrainwatchApp
+from trainwatch.ui.app import KEYS, TrainwatchApp, run_dashboard
 from trainwatch.ui.clock import FrozenClock
 from trainwatch.ui.keymap import load_keymap
 from trainwatch.ui.messages import StoreChanged
@@ -171,3 +171,19 @@ def test_scheduler_redraws_numbers_at_once_and_charts_paced() -> None:
     assert not s.unannounced(7)  # a chart redraw is on its way
     assert s.fired(CHARTS, 104.3) == 0.0
     assert s.unannounced(7) and not s.unannounced(s.charts_version)
+
+
+def test_a_dashboard_that_lost_its_reading_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "out.log"
+    log.write_text("step 1 loss 2.0\n", encoding="utf-8")
+
+    def run_and_die(self: TrainwatchApp) -> None:  # the run ends after the ingest worker died
+        self.ingest_error = "RuntimeError: reader bug"
+
+    monkeypatch.setattr(TrainwatchApp, "run", run_and_die)
+    with pytest.raises(SystemExit) as ended:
+        run_dashboard([str(log)])
+    assert ended.value.code == 1
+
+    monkeypatch.setattr(TrainwatchApp, "run", lambda self: None)  # a clean quit: no exit code
+    run_dashboard([str(log)])
