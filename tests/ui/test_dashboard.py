@@ -47,7 +47,7 @@ async def test_seed_numbers_on_screen(tmp_path: Path) -> None:
         assert "megatron" in head and "out.log" in head
         # seed 004 line 623: ` iteration      200/ 1000000 | elapsed time per iteration (ms): 906.9 |
         # learning rate 3.000E-06 | lm loss 8.844704E+00 | loss scale 4096.0 |`
-        app.slow_tick()
+        app.dashboard.slow_tick()
 
         def legend(metric: str) -> str:  # charts are (re)built on the slow tick: look them up each time
             charts = {c.metric: c for c in app.query(Chart)}
@@ -118,7 +118,7 @@ async def test_chart_keys_change_the_charts() -> None:
     app = frozen_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        app.slow_tick()
+        app.dashboard.slow_tick()
         loss = next(c for c in app.query(Chart) if c.metric == "loss")
         assert "EMA 0.9" in loss._legend.plain
         await pilot.press("plus")
@@ -134,7 +134,7 @@ async def test_chart_keys_change_the_charts() -> None:
         await pilot.press("z")
         assert app.options.last_n == 200
         renders = loss.renders
-        app.slow_tick()
+        app.dashboard.slow_tick()
         assert loss.renders == renders  # nothing changed: no redraw
 
 
@@ -245,7 +245,7 @@ async def test_small_and_large_terminals(size: tuple[int, int]) -> None:
     app = frozen_app()
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
-        app.slow_tick()
+        app.dashboard.slow_tick()
         shown = [c for c in app.query(Chart) if c.display]
         assert shown and (len(shown) <= 2 if size[0] == 80 else len(shown) >= 4)
         assert app.screen.has_class("narrow") == (size[0] == 80)

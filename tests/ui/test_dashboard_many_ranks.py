@@ -10,14 +10,14 @@ import time
 from array import array
 from bisect import bisect_right
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _ui_helpers import wait_for
 
 from trainwatch.store.store import RankKey
-from trainwatch.ui.app import PACE_MAX_S, REDRAW_SHARE, TrainwatchApp
+from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.data import MAX_RANK_LINES, Trace, band_outliers, needs_source, rank_band
+from trainwatch.ui.redraw import CHARTS, PACE_MAX_S, REDRAW_SHARE, RedrawScheduler
 from trainwatch.ui.widgets.chart import Chart, ChartOptions, legend, render_chart
 from trainwatch.ui.widgets.ranks import RanksTable
 
@@ -126,38 +126,22 @@ async def test_a_directory_of_per_rank_files(tmp_path: Path) -> None:
         assert labels == [f"rank {r}" for r in range(ranks)]
 
 
-async def test_a_costly_redraw_is_spaced_out(tmp_path: Path) -> None:
-    # a chart tick that takes 0.5 s (hundreds of ranks on a slow node) is not repeated every second
-    log = tmp_path / "out.log"
-    log.write_text("".join(LINE.format(i, 1000, 900.0, 2.0) for i in range(1, 30)))
-    app = TrainwatchApp([str(log)])
-    async with app.run_test(size=(120, 40)) as pilot:
-        assert await wait_for(pilot, lambda: app.verdict.status.state != "unknown")
-        delays: list[float] = []
-        real_set_timer = app.set_timer
+def test_a_costly_redraw_is_spaced_out() -> None:
+    # a chart redraw that takes 0.5 s (hundreds of ranks on a slow node) is not repeated every second
+    slow_interval = 1.0
+    scheduler = RedrawScheduler(fast_interval=0.15, slow_interval=slow_interval)
 
-        def recording(delay: float, callback: Any, *args: Any, **kwargs: Any) -> Any:
-            if callback == app._deferred_charts:
-                delays.append(delay)
-            return real_set_timer(delay, callback, *args, **kwargs)
+    def next_chart_redraw_after(cost: float) -> float:
+        scheduler.paces[CHARTS].waiting = False
+        now = time.monotonic()
+        scheduler.ran(CHARTS, now, cost)  # a chart redraw just ran and took this long
+        plan = scheduler.changed(now)  # ...and the store changed at once
+        assert CHARTS in plan and plan[CHARTS] > 0
+        return plan[CHARTS]
 
-        app.set_timer = recording  # type: ignore[method-assign]
-
-        def next_chart_tick_after(cost: float) -> float:
-            if app._charts_timer is not None:
-                app._charts_timer.stop()
-                app._charts_timer = None
-            delays.clear()
-            app._charts_at = time.monotonic()  # a chart tick just ran...
-            app._charts_cost = cost  # ...and took this long
-            app.store.touch()
-            app._request_redraw()
-            assert len(delays) == 1
-            return delays[0]
-
-        assert next_chart_tick_after(0.0) == pytest.approx(app.slow_interval, abs=0.05)
-        assert next_chart_tick_after(0.1) == pytest.approx(0.1 / REDRAW_SHARE, abs=0.05)  # 5 % of a core
-        assert next_chart_tick_after(2.0) == pytest.approx(PACE_MAX_S, abs=0.05)  # never further behind
+    assert next_chart_redraw_after(0.0) == pytest.approx(slow_interval, abs=0.05)
+    assert next_chart_redraw_after(0.1) == pytest.approx(0.1 / REDRAW_SHARE, abs=0.05)  # 5 % of a core
+    assert next_chart_redraw_after(2.0) == pytest.approx(PACE_MAX_S, abs=0.05)  # never further behind
 
 
 async def test_ranks_that_appear_later_take_their_place_in_order(tmp_path: Path) -> None:

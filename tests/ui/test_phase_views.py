@@ -106,7 +106,7 @@ async def test_overview_bars_do_not_stack_nested_timers() -> None:
     app = frozen_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        app.fast_tick()
+        app.dashboard.fast_tick()
         text = app.query_one(PhaseBars).render().plain
         assert "forward" in text and "batch_generator" not in text
 
@@ -122,7 +122,7 @@ async def test_profiler_tab_shows_the_implied_breakdown(profiled_store) -> None:
     app = frozen_app(store=profiled_store)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        app.fast_tick()
+        app.dashboard.fast_tick()
         await pilot.press("5")
         await pilot.pause()
         bars = [b.render().plain for b in app.query(BreakdownBar)]

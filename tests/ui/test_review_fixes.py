@@ -68,7 +68,7 @@ def row_texts(table: DataTable) -> list[list[str]]:  # type: ignore[type-arg]
 async def test_profiler_columns_fit_and_the_long_name_is_shortened() -> None:
     app = frozen(read(LIGHTNING, seed("001")))
     async with app.run_test(size=(160, 45)) as pilot:
-        app.fast_tick()
+        app.dashboard.fast_tick()
         await pilot.press("5")
         await pilot.pause()
         lightning, torch = list(app.query(ProfileTable))
@@ -171,7 +171,7 @@ async def test_trend_ranges_are_never_narrower_than_the_logging_interval(tmp_pat
 async def test_events_show_the_line_number_and_the_message_without_logger_prefix() -> None:
     app = frozen(read(seed("002")))
     async with app.run_test(size=(160, 45)) as pilot:
-        app.fast_tick()
+        app.dashboard.fast_tick()
         await pilot.press("3")
         await pilot.pause()
         table = app.query_one(EventsTable)
@@ -220,15 +220,15 @@ async def test_header_prints_the_step_once_and_ages_it_every_second() -> None:
     app = TrainwatchApp(store=store, clock=clock, fast_interval=3600.0, slow_interval=3600.0)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        app.fast_tick()
-        app.slow_tick()
+        app.dashboard.fast_tick()
+        app.dashboard.slow_tick()
         first = header_text(app).splitlines()[0]
         assert len(re.findall(r"(?<!last )\bstep \d", first)) == 1, first  # `step 23,000 of 1,000,000` only
         assert "23,000 of 1,000,000" in first and "1000000" not in first
         age = re.search(r"last write (\S+) ago", first)
         assert age is not None and age.group(1) == "20s", first
         clock.wall_s += 7  # less than the 5 s re-judgement would show twice; the age follows the clock
-        app.clock_tick()
+        app.dashboard.clock_tick()
         second = header_text(app).splitlines()[0]
         new_age = re.search(r"last write (\S+) ago", second)
         assert new_age is not None and new_age.group(1) == "27s", (first, second)
@@ -246,7 +246,7 @@ async def test_running_average_throughput_is_charted_under_its_own_name(tmp_path
     app = TrainwatchApp([str(seed_head(tmp_path, 200))])
     async with app.run_test(size=(160, 45)) as pilot:
         assert await wait_for(pilot, lambda: "running_avg_samples_per_s" in app.metrics_to_chart())
-        app.slow_tick()
+        app.dashboard.slow_tick()
         await pilot.pause()
         chart = next(c for c in app.query(Chart) if c.metric == "running_avg_samples_per_s")
         assert "running avg" in str(chart.border_title)

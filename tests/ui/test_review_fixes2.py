@@ -66,9 +66,9 @@ def assert_fits(chart: Chart) -> None:
 async def test_charts_fit_the_panel_after_shrinking_and_growing_the_terminal() -> None:
     app = frozen(build_store(ranks=2, events=False))
     async with app.run_test(size=(160, 45)) as pilot:
-        app.fast_tick()
+        app.dashboard.fast_tick()
         await pilot.pause()
-        app.slow_tick()
+        app.dashboard.slow_tick()
         await pilot.pause()
         shown = [c for c in app.query(Chart) if c.display]
         assert len(shown) >= 2
@@ -176,9 +176,9 @@ def test_series_restart_follows_a_growing_series() -> None:
 async def test_relaunch_chart_legend_on_screen(tmp_path: Path) -> None:
     app = frozen(relaunched(tmp_path))
     async with app.run_test(size=(160, 45)) as pilot:
-        app.fast_tick()
+        app.dashboard.fast_tick()
         await pilot.pause()
-        app.slow_tick()
+        app.dashboard.slow_tick()
         await pilot.pause()
         loss = next(c for c in app.query(Chart) if c.metric == "loss")
         text = loss.render().plain
@@ -203,7 +203,7 @@ def truncated_store() -> Store:
 async def test_jump_after_truncation_marks_the_current_copy_only() -> None:
     app = frozen(truncated_store())
     async with app.run_test(size=(160, 45)) as pilot:
-        app.fast_tick()
+        app.dashboard.fast_tick()
         await pilot.pause()
         pane = app.query_one(LogPane)
         app.action_tab("log")
@@ -223,7 +223,7 @@ async def test_profiler_tab_key_focuses_its_table_and_o_sorts() -> None:
     pipeline.read_to_end()
     app = frozen(pipeline.store)
     async with app.run_test(size=(160, 45)) as pilot:
-        app.fast_tick()
+        app.dashboard.fast_tick()
         await pilot.pause()
         await pilot.press("5")
         await pilot.pause()

@@ -36,8 +36,8 @@ async def settle(pilot: Pilot[None]) -> None:
     await pilot.pause()
     a = pilot.app
     assert isinstance(a, TrainwatchApp)
-    a.fast_tick()
-    a.slow_tick()
+    a.dashboard.fast_tick()
+    a.dashboard.slow_tick()
     await pilot.pause()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import plotext as plt
 from rich.text import Text
@@ -28,6 +29,10 @@ from trainwatch.ui.data import (
     title_for,
 )
 from trainwatch.ui.format import fmt_num
+from trainwatch.ui.redraw import CHARTS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 # ANSI palette indices: the terminal's (and Textual theme's) own colours, not fixed RGB.
 PALETTE = (12, 10, 11, 13, 14, 9, 4, 2, 3, 5, 6, 1)
@@ -202,7 +207,10 @@ def _band_legend(out: Text, traces: list[Trace], shown: list[Trace], name: str, 
 
 
 class Chart(Widget):
-    """A bordered chart of one metric; `update_from()` is called on a timer by the app."""
+    """A bordered chart of one metric, redrawn at the charts' pace when its data, size or
+    options changed."""
+
+    pace: ClassVar[str] = CHARTS
 
     DEFAULT_CSS = """
     Chart { border: round $panel; height: 1fr; min-height: 6; padding: 0 0; }
@@ -224,6 +232,11 @@ class Chart(Widget):
         self.border_title = title_for(metric)
         self._key = None
         self._inputs = None
+
+    def redraw(self, view: View) -> bool:
+        """The loss-scale chart marks the fp16 overflows."""
+        marks = overflow_steps(view.store) if self.metric == "loss_scale" else None
+        return self.update_from(view.store, view.options, marks)
 
     def update_from(self, store: Store, options: ChartOptions, marks: list[float] | None = None) -> bool:
         """Rebuild the plot if its data, size or options changed. True if it did."""

@@ -6,12 +6,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.message import Message
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from trainwatch.records import Event
+from trainwatch.ui.actions import bindings
+from trainwatch.ui.data import events_copy
+from trainwatch.ui.redraw import NUMBERS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 SEVERITY = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 # "where" before "message": the message is the long column, cut by the screen edge, never the line number.
@@ -53,6 +60,10 @@ def event_cells(ev: Event) -> list[Text]:
 
 
 class EventsTable(DataTable[Text]):
+    """Every event, appended as the store gets them; Enter posts `Jump` to the event's line."""
+
+    BINDINGS = bindings("events")
+    pace: ClassVar[str] = NUMBERS
     DEFAULT_CSS = """
     EventsTable { height: 1fr; }
     """
@@ -62,9 +73,28 @@ class EventsTable(DataTable[Text]):
         source: str
         line: int
 
+    @dataclass
+    class Added(Message):
+        """Events were added: `total` of them so far, `errors` among the last 50."""
+
+        total: int
+        errors: int
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
         self.events: list[Event] = []
+        self._seen = 0  # events taken from the store (by count)
+
+    def redraw(self, view: View) -> bool:
+        if not view.changed:
+            return False
+        new, self._seen = events_copy(view.store, self._seen)
+        if not new:
+            return False
+        self.add_events(new)
+        errors = sum(1 for e in self.events[-50:] if e.severity == "error")
+        self.post_message(self.Added(self._seen, errors))
+        return True
 
     def on_mount(self) -> None:
         for c in COLUMNS:
@@ -84,6 +114,30 @@ class EventsTable(DataTable[Text]):
         if 0 <= index < len(self.events):
             ev = self.events[index]
             self.post_message(self.Jump(ev.source, ev.line))
+
+
+class RecentEvents(Static):
+    """The overview's last events, newest last."""
+
+    pace: ClassVar[str] = NUMBERS
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._seen = 0
+        self._recent: list[Event] = []
+
+    def on_mount(self) -> None:
+        self.update(recent_events_text([], 1))
+
+    def redraw(self, view: View) -> bool:
+        if not view.changed:
+            return False
+        new, self._seen = events_copy(view.store, self._seen)
+        if not new:
+            return False
+        self._recent = (self._recent + new)[-50:]
+        self.update(recent_events_text(self._recent, max(3, self.content_size.height or 8)))
+        return True
 
 
 def recent_events_text(events: list[Event], limit: int) -> Text:

@@ -4,11 +4,16 @@ the first three messages only, and none for what to do about them)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.widgets import Static
 
 from trainwatch.diagnosis.findings import Finding
+from trainwatch.ui.redraw import NUMBERS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 SEVERITY_ICON = {"error": "✖", "warning": "▲", "info": "●"}
@@ -30,13 +35,21 @@ def findings_list_text(items: Sequence[Finding]) -> Text:
 class FindingsList(Static):
     """The Events tab's findings; hidden while there are none."""
 
+    pace: ClassVar[str] = NUMBERS
+
     DEFAULT_CSS = """
     FindingsList { height: auto; max-height: 40%; padding: 0 1; border-bottom: solid $panel; }
     """
 
-    def show(self, items: Sequence[Finding]) -> None:
+    def redraw(self, view: View) -> bool:
+        return self.show(view.findings)
+
+    def show(self, items: Sequence[Finding]) -> bool:
+        """True if the text changed."""
         text = findings_list_text(items)
         self.display = bool(items)
-        if getattr(self, "_last", None) != text:
-            self._last = text
-            self.update(text)
+        if getattr(self, "_last", None) == text:
+            return False
+        self._last = text
+        self.update(text)
+        return True

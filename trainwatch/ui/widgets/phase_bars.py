@@ -3,14 +3,19 @@ optimizer, data...), averaged over the last steps, with each phase's share of th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from rich.text import Text
 from textual.widget import Widget
 
 from trainwatch.diagnosis.phases import OTHER, ordered_phases
 from trainwatch.diagnosis.shares import other_seconds
 from trainwatch.diagnosis.units import fmt_duration
-from trainwatch.store.store import Store
 from trainwatch.ui.data import PhaseRow, phase_rows
+from trainwatch.ui.redraw import CHARTS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 COLOURS = (12, 10, 11, 13, 14, 9, 4, 2, 3, 5, 6)
 # Display names: DeepSpeed's `step` timer is the optimizer step, not the "step time" next to it.
@@ -90,6 +95,9 @@ def render_phases(rows: list[PhaseRow], width: int, max_rows: int | None = None)
 
 
 class PhaseBars(Widget):
+    """The overview's bars, redrawn at the charts' pace (medians of the last steps)."""
+
+    pace: ClassVar[str] = CHARTS
     DEFAULT_CSS = """
     PhaseBars { border: round $panel; height: auto; max-height: 14; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
@@ -100,17 +108,19 @@ class PhaseBars(Widget):
         self._text = Text("no per-phase timings yet", style="dim")
         self._key: tuple[object, ...] | None = None
 
-    def update_from(self, store: Store, version: int) -> None:
+    def redraw(self, view: View) -> bool:
         w = self.content_size.width or 60
-        key = (version, w)
+        key = (view.version, w)
         if key == self._key:
-            return
+            return False
         self._key = key
-        rows = phase_rows(store)
+        rows = phase_rows(view.store)
         text = render_phases(rows, w, max_rows=8)
-        if text.plain != self._text.plain:
-            self._text = text
-            self.refresh(layout=True)
+        if text.plain == self._text.plain:
+            return False
+        self._text = text
+        self.refresh(layout=True)
+        return True
 
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return max(1, len(self._text.plain.splitlines()))

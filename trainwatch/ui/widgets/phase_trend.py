@@ -2,14 +2,15 @@
 time, so "allreduce went from 5% to 30% of the step after step 2000" is visible at a glance.
 
 The run is cut into as many equal step ranges as there are columns; each bar is the medians of
-its range (diagnosis.shares.phase_trend), which only stacks timers that do not nest. It pulls from
-the store on its own timer and only while it is on screen.
+its range (diagnosis.shares.phase_trend), which only stacks timers that do not nest. The screen
+redraws it at the charts' pace; it draws only while it is on screen (and when shown or resized).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from rich.text import Text
-from textual.binding import Binding
 from textual.events import Resize, Show
 from textual.widget import Widget
 
@@ -18,9 +19,14 @@ from trainwatch.diagnosis.shares import TrendBucket, phase_keys, phase_trend
 from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.diagnosis.window import median
 from trainwatch.store.store import RankKey, Store
+from trainwatch.ui.actions import bindings
 from trainwatch.ui.data import needs_source, rank_label
+from trainwatch.ui.redraw import CHARTS
 from trainwatch.ui.widgets.chart import short_num
 from trainwatch.ui.widgets.phase_bars import append_legend, phase_colour, phase_label
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 EIGHTHS = " ▁▂▃▄▅▆▇█"
 Y_LABEL = 8  # "0.32s ┤" (six characters and the axis)
@@ -139,20 +145,16 @@ def trend_legend(names: list[str], buckets: list[TrendBucket | None], width: int
 class PhaseTrend(Widget, can_focus=True):
     """The trend of one rank's phase split; `[` `]` change rank, `a` shares / seconds."""
 
-    BINDINGS = [  # noqa: RUF012
-        Binding("left_square_bracket", "rank(-1)", "Prev rank"),
-        Binding("right_square_bracket", "rank(1)", "Next rank"),
-        Binding("a", "seconds", "Share/seconds"),
-    ]
+    BINDINGS = bindings("phases")
+    pace: ClassVar[str] = CHARTS
     DEFAULT_CSS = """
     PhaseTrend { border: round $panel; height: 1fr; padding: 0 1; text-wrap: nowrap; }
     PhaseTrend:focus { border: round $accent; }
     """
 
-    def __init__(self, store: Store, interval: float = 1.0, **kwargs: object) -> None:
+    def __init__(self, store: Store, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.store = store
-        self.interval = interval
         self.rank_index = 0
         self.seconds = False
         self.keys: list[RankKey] = []
@@ -160,14 +162,14 @@ class PhaseTrend(Widget, can_focus=True):
         self._text = Text("no per-phase timings yet", style="dim")
         self.border_title = "phase split over the run"
 
-    def on_mount(self) -> None:
-        self.set_interval(self.interval, self.update_from_store)
-
     def on_show(self, event: Show) -> None:
         self.call_after_refresh(self.update_from_store)
 
     def on_resize(self, event: Resize) -> None:
         self.update_from_store()
+
+    def redraw(self, view: View) -> bool:
+        return self.update_from_store()
 
     def update_from_store(self) -> bool:
         """Redraw if the store, the size or the options changed, and only while visible."""

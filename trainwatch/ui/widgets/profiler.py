@@ -7,11 +7,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.events import Resize
 from textual.message import Message
@@ -23,8 +22,13 @@ from trainwatch.diagnosis.profile_phases import ProfileBreakdown, profile_breakd
 from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.records import Profile
 from trainwatch.store.store import Store
+from trainwatch.ui.actions import bindings
 from trainwatch.ui.format import fmt_num
+from trainwatch.ui.redraw import NUMBERS
 from trainwatch.ui.widgets.phase_bars import phase_colour
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 BAR = 10
 NAME_MIN = 16  # the name column never gets narrower than this (the detail line has the full name)
@@ -225,7 +229,7 @@ class ProfileTable(DataTable[Text]):
     by the next column. The name column gets what the numbers leave of the width, shortened in
     the middle; the highlighted row's full name and numbers are in the detail line below."""
 
-    BINDINGS = [Binding("o", "sort_next", "Sort")]  # noqa: RUF012
+    BINDINGS = bindings("profiler")
 
     @dataclass
     class Detail(Message):
@@ -320,6 +324,7 @@ class ProfileTable(DataTable[Text]):
 
 
 class ProfilerPane(VerticalScroll):
+    pace: ClassVar[str] = NUMBERS
     DEFAULT_CSS = """
     ProfilerPane ProfileTable { height: auto; max-height: 24; width: 1fr; }
     ProfilerPane .profile-title { background: $boost; padding: 0 1; }
@@ -334,6 +339,12 @@ class ProfilerPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("no profiler reports in this log", style="dim"), id="profiler-empty")
+
+    def redraw(self, view: View) -> bool:
+        if not view.changed:
+            return False
+        self.update_from_store()
+        return True
 
     def update_from_store(self) -> None:
         with self.store.lock:
@@ -355,10 +366,10 @@ class ProfilerPane(VerticalScroll):
             self.mount(table)
             self.mount(detail)
         if not self.count and profiles and self.has_focus:  # shown before its first report arrived
-            self.call_after_refresh(self.focus_table)
+            self.call_after_refresh(self.focus_first)
         self.count = len(profiles)
 
-    def focus_table(self) -> None:
+    def focus_first(self) -> None:
         """Focus the first table (its `o` Sort shows in the footer), or the pane while it has none."""
         tables = self.query(ProfileTable)
         if tables:

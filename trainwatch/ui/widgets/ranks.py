@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -19,8 +20,12 @@ from trainwatch.diagnosis.clock import fmt_age
 from trainwatch.diagnosis.status import RankStatus
 from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.store.store import RankKey
-from trainwatch.ui.data import RankRow
+from trainwatch.ui.data import RankRow, rank_rows
 from trainwatch.ui.format import fmt_num, sparkline
+from trainwatch.ui.redraw import NUMBERS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 COLUMNS = ("rank", "step", "step time", "throughput", "loss", "updated", "status", "trend")
 # Shown after "step time" when some rank has them: (column, RankRow attribute).
@@ -93,6 +98,9 @@ def row_cells(
 
 
 class RanksTable(DataTable[Text]):
+    """Redrawn with the numbers while its tab is shown (and once before, to have rows)."""
+
+    pace: ClassVar[str] = NUMBERS
     DEFAULT_CSS = """
     RanksTable { height: 1fr; }
     """
@@ -127,6 +135,18 @@ class RanksTable(DataTable[Text]):
         self.clear()
         self._rows.clear()
         self._pending_cursor = current
+
+    def redraw(self, view: View) -> bool:
+        if view.tab != "ranks" and self.row_count:
+            return False  # hidden: brought up to date when the tab is shown
+        stragglers = {
+            (f.hosts[i] if i < len(f.hosts) else None, r)
+            for f in view.findings
+            if f.kind == "straggler"
+            for i, r in enumerate(f.ranks)
+        }
+        self.show(rank_rows(view.store), view.now_wall, stragglers, view.verdict.rank_states())
+        return True
 
     def show(
         self,

@@ -5,17 +5,22 @@ sanitized lines; older lines (a jump from the events list) are read by a worker 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Log, Static
 
 from trainwatch.lines.sanitize import printable
 from trainwatch.store.store import SourceState, Store
+from trainwatch.ui.actions import bindings
 from trainwatch.ui.linereader import read_context
+from trainwatch.ui.redraw import NUMBERS
+
+if TYPE_CHECKING:
+    from trainwatch.ui.widgets.panel import View
 
 Lines = list[tuple[int, str]]
 
@@ -40,16 +45,8 @@ def last_index(lines: Lines, no: int) -> int | None:
 
 
 class LogPane(Vertical):
-    BINDINGS = [  # noqa: RUF012
-        Binding("slash", "search", "Search"),
-        Binding("f", "filter", "Filter"),
-        Binding("n", "next_match", "Next match", show=False),
-        Binding("N", "prev_match", "Prev match", show=False),
-        Binding("left_square_bracket", "source(-1)", "Prev source", show=False),
-        Binding("right_square_bracket", "source(1)", "Next source", show=False),
-        Binding("G,end", "follow", "Follow", priority=True),
-        Binding("escape", "clear", "Clear", show=False),
-    ]
+    BINDINGS = bindings("log")
+    pace: ClassVar[str] = NUMBERS
     DEFAULT_CSS = """
     LogPane { height: 1fr; }
     LogPane #log-status { height: 1; background: $boost; padding: 0 1; }
@@ -94,8 +91,12 @@ class LogPane(Vertical):
         return srcs[self.source_index]
 
     # ----------------------------------------------------------- refreshing
+    def redraw(self, view: View) -> bool:
+        self.update_from_store()
+        return True
+
     def update_from_store(self) -> None:
-        """Append what the pipeline read since the last tick (called on the app's fast timer)."""
+        """Append what the pipeline read since the last redraw."""
         state = self.current()
         if state is None or self.context_of is not None:
             self._status()
