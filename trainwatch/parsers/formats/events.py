@@ -19,7 +19,9 @@ from trainwatch.parsers.formats.checkpoints import Checkpoints
 from trainwatch.parsers.formats.failures import Failures
 from trainwatch.parsers.formats.finished import FinishMarkers
 from trainwatch.parsers.formats.launcher import FailureSummary, Relaunches
-from trainwatch.parsers.formats.tracebacks import TB_START, Tracebacks
+from trainwatch.parsers.formats.numerics import PREFILTER as NUMERICS_PREFILTER
+from trainwatch.parsers.formats.numerics import Numerics
+from trainwatch.parsers.formats.tracebacks import FRAME, IPYTHON_HEADER, TB_START, Tracebacks
 from trainwatch.parsers.rank import split_prefix
 from trainwatch.parsers.timestamps import line_time
 from trainwatch.records import Severity
@@ -34,8 +36,10 @@ _PREFILTER = re.compile(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
     r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished"
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
-    r"|exits successfully"
+    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|" + NUMERICS_PREFILTER
 )
+# Text a traceback header can be glued to: a progress bar (read by the bar formats), a `^C` echo.
+_BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")
 
 
 class EventsParser(Parser):
@@ -55,12 +59,15 @@ class EventsParser(Parser):
         self._checkpoints = Checkpoints()
         self._finished = FinishMarkers()
         self._relaunches = Relaunches()
+        self._numerics = Numerics()
         self._last_text = ""
+        self._last_no = 0  # the last line offered to this parser (the one before went to another format)
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if line.kind is Kind.FRAME:
             return False
         previous, self._last_text = self._last_text, text
+        previous_no, self._last_no = self._last_no, line.no
         prefix_rank = split_prefix(line.text)[0] if len(line.text) != len(text) else None
         body, level, logger = text, None, None
         if text[:1] in "IWEF[":
@@ -77,14 +84,20 @@ class EventsParser(Parser):
             severity: Severity = _GLOG_SEVERITY[level] if level else "error"
             if previous.startswith("Exception ignored in"):
                 severity = "warning"  # Python reports and then ignores it (atexit, __del__)
-            self._tracebacks.start(key, line, line_time(text), severity)
+            self._tracebacks.start(key, line.no, line_time(text), severity)
+            return True
+        if "Traceback (most recent call last)" in body:
+            return self._glued_traceback(key, body, line, out, level)
+        if body[:1] in " \t" and previous_no != line.no - 1 and FRAME.match(body):
+            # The first frame, its header glued to the line before (which another format read).
+            self._tracebacks.start(key, line.no - 1, line_time(text), _GLOG_SEVERITY[level] if level else "error")
             return True
         opened = self._summary.feed_start(body, line)
         if opened is not None:
             return opened
         if not _PREFILTER.search(body):
             return False
-        return self._single(body.strip(), line, out, prefix_rank)
+        return self._single(body.strip(), body, line, out, prefix_rank)
 
     def at_eof(self, out: Emitter) -> None:
         self._tracebacks.at_eof(out)
@@ -96,8 +109,32 @@ class EventsParser(Parser):
         self._tracebacks.finish(out)
         self._summary.finish(out)
 
-    def _single(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
+    def _glued_traceback(
+        self, key: tuple[int | None, str | None], body: str, line: Line, out: Emitter, level: str | None
+    ) -> bool:
+        """A header after other text (`^CTraceback ...`, `...it/s]Traceback ...`) or IPython's header."""
+        severity: Severity = _GLOG_SEVERITY[level] if level else "error"
+        m = IPYTHON_HEADER.match(body.strip())
+        if m:
+            self._tracebacks.start(key, line.no, line_time(body), severity, header=m.group(1))
+            if severity == "error":
+                self._failures.derived(m.group(1), m.group(1), line, out, key[0])
+            return True
+        at = body.find(TB_START)
+        if at < 0 or body[at + len(TB_START) :].strip():
+            return False  # the words inside a message, not a header
+        self._tracebacks.start(key, line.no, line_time(body), severity)
+        return not _BAR_BEFORE.search(body, 0, at)  # the bar before it is still offered to the bar formats
+
+    def _single(self, body: str, text: str, line: Line, out: Emitter, rank: int | None) -> bool:
         if self._failures.line(body, line, out, rank):
+            return True
+        understood, stopped = self._numerics.line(body, text, line, out, rank)
+        if stopped:
+            self._failures.crash(body, {"reason": "non-finite"}, line.no, out, rank)
+        if understood:
+            return True
+        if self._failures.exit_note(body, line, out, rank):
             return True
         if self._checkpoints.line(body, line, out):
             return True

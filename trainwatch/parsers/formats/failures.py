@@ -46,6 +46,12 @@ _NCCL_ECHO = (
     "Some NCCL operations have failed or timed out",
 )
 
+# IPython reports a `sys.exit()` in a cell with this note, then `SystemExit: <code>`, no traceback.
+_IPYTHON_EXIT_NOTE = "An exception has occurred, use %tb to see the full traceback."
+_SYSTEM_EXIT = re.compile(r"^SystemExit(?::\s*(?P<code>.*?))?\s*$")
+_CLEAN_EXIT_CODES = ("", "0", "None", "False")
+_CRASH_ECHO_LINES = 20  # a loop's `stopping training` and the exit that follows are one crash
+
 _SIGNAL_NAMES = {
     1: "SIGHUP",
     2: "SIGINT",
@@ -87,6 +93,8 @@ class Failures:
         self._last_nccl_error = -10
         self._last_sigint = -1000
         self._last_oom: tuple[int | None, str, int] = (None, "", -100)
+        self._last_crash = -100
+        self._exit_note = -100
 
     def line(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
         """A single line that is an OOM, an NCCL failure or a signal (True), or none of them."""
@@ -99,6 +107,25 @@ class Failures:
             if self.signal(body, line, out, rank):
                 return True
         return False
+
+    def crash(self, message: str, data: dict[str, Any], line_no: int, out: Emitter, rank: int | None) -> None:
+        """The process ends on an error it reported itself (not a launcher's summary), once."""
+        if line_no - self._last_crash > _CRASH_ECHO_LINES:
+            out.event("crash", "error", message, data, rank=rank, line=line_no)
+        self._last_crash = line_no
+
+    def exit_note(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        """IPython's note on `sys.exit()` and the `SystemExit: 1` after it: a crash unless the code is 0."""
+        if body == _IPYTHON_EXIT_NOTE:
+            self._exit_note = line.no
+            return True
+        m = _SYSTEM_EXIT.match(body)
+        if m is None or line.no - self._exit_note > 3:
+            return False
+        code = (m.group("code") or "").strip()
+        if code not in _CLEAN_EXIT_CODES:
+            self.crash(body, {"exitcode": int(code) if code.lstrip("-").isdigit() else 1}, line.no, out, rank)
+        return True
 
     def derived(self, message: str, exception: str, line: Line, out: Emitter, rank: int | None) -> None:
         """Events a traceback's exception line implies (OOM, NCCL failure, a signal)."""

@@ -28,6 +28,16 @@ _CHAIN = (
 # The final line of a traceback: `pkg.mod.SomeError: message`, `KeyboardInterrupt`, `socket.timeout: ...`.
 EXC_LINE = re.compile(r"^((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*))(?::(?:\s(.*))?)?$")
 EXC_BARE = re.compile(r"(?:Error|Exception|Interrupt|Exit|Warning|Iteration|timeout)$")
+# IPython's header names the exception first: `KeyboardInterrupt          Traceback (most recent call last)`.
+IPYTHON_HEADER = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s+Traceback \(most recent call last\)\s*$")
+# IPython's frames are not indented: `Cell In[3], line 1`, `File ~/x.py:264, in f(a)`, `----> 1 fit()`,
+# `~/x.py in f(a)`, `<ipython-input-5-...> in <module>`.
+_IPYTHON_FRAME = re.compile(
+    r"^(?:-*>\s*\d+\s|Cell In\[\d+\], line \d+|File \S.*:\d+, in |<ipython-input-|\S.*\sin\s+(?:<module>|[\w.]+\(.*\))\s*$)"
+)
+# A Python frame line: seen without its `Traceback` header, that header was glued to a line
+# another format read (`Epoch 10:   0%|   | 0/5878 [00:00<?, ?it/s]Traceback (most recent call last):`).
+FRAME = re.compile(r'^\s+File "[^"]+", line \d+, in \S')
 _MAX_STRAY = 50  # unrelated lines tolerated inside a traceback before it is abandoned
 
 StreamKey = tuple[int | None, str | None]  # (launcher prefix rank, glog logger)
@@ -47,6 +57,7 @@ class _Traceback:
     ended: bool = False  # final exception line seen; waiting to know whether a chain follows
     chained: bool = False  # a chain marker was seen: the next Traceback continues this event
     stray: int = 0
+    header: str | None = None  # the exception IPython names in its header
 
 
 class Tracebacks:
@@ -63,8 +74,10 @@ class Tracebacks:
             return None
         return self._feed(key, tb, body, line, out)
 
-    def start(self, key: StreamKey, line: Line, time: str | None, severity: Severity) -> None:
-        self._open[key] = _Traceback(line.no, time, key[0], severity)
+    def start(
+        self, key: StreamKey, line_no: int, time: str | None, severity: Severity, header: str | None = None
+    ) -> None:
+        self._open[key] = _Traceback(line_no, time, key[0], severity, header=header)
 
     def at_eof(self, out: Emitter) -> None:
         """Emit the tracebacks that ended and are not waiting for a chained one."""
@@ -77,7 +90,7 @@ class Tracebacks:
         for tb in self._open.values():
             if not tb.exceptions:
                 # The input ends inside the traceback (a log cut short, a paste): it is still a crash.
-                tb.exceptions.append("Traceback (the log ends before its exception line)")
+                tb.exceptions.append(tb.header or "Traceback (the log ends before its exception line)")
             self._emit(tb, out)
         self._open.clear()
 
@@ -94,7 +107,7 @@ class Tracebacks:
             self._emit(tb, out)
             del self._open[key]
             return None
-        if body[0] in " \t":
+        if body[0] in " \t" or (tb.header is not None and _IPYTHON_FRAME.match(body)):
             return True  # a frame, its source line, or a ^^^^ marker
         if body.startswith(TB_START):
             tb.line, tb.time = line.no, line_time(body)  # a truncated traceback was restarted
@@ -110,6 +123,9 @@ class Tracebacks:
         tb.stray += 1
         if tb.stray > _MAX_STRAY:
             del self._open[key]
+            if tb.header is not None:  # IPython named the exception: it happened
+                tb.exceptions.append(tb.header)
+                self._emit(tb, out)
         return None
 
     @staticmethod
