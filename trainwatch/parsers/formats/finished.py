@@ -20,6 +20,9 @@ _FINISHED = (
     ("megatron", re.compile(r"\[after training is done\]")),
     # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`
     ("deepspeed", re.compile(r"\bProcess \d{1,18} exits successfully\.")),
+    # The total a loop prints once its training loop returned, on a line of its own: LitGPT's
+    # `Training time: 583.36s`, torchvision references / DeiT / MAE `Training time 1 day, 2:03:04`.
+    ("training_time", re.compile(r"^(?:Total )?[Tt]raining time:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*s?$")),
 )
 
 

@@ -32,6 +32,9 @@ from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
 _PRECHECK = re.compile(r"\d|nan|NaN|inf")
+# A bar named for the training loop itself: at its total, training is done (x-transformers
+# `training: 100%|...| 100000/100000`, diffusers / kohya `Steps: 100%|...| 83300/83300`).
+_TRAINING_BAR = re.compile(r"(?:train(?:ing)?|steps?|global[ _]steps?|iterations?|iters?)", re.I)
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -133,6 +136,7 @@ class GenericParser(Parser):
         self._last_step: int | None = None
         self._last_bar_step: int | None = None
         self._uncounted_progress = False
+        self._bar_finished = False
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
@@ -229,4 +233,8 @@ class GenericParser(Parser):
             return True  # the same step redrawn
         self._last_bar_step = step
         out.step(step, metrics)
+        if reading.step is not None and bar.n == bar.total and _TRAINING_BAR.fullmatch(bar.desc):
+            if not self._bar_finished:
+                self._bar_finished = True
+                out.event("finished", "info", f"{bar.desc}: {bar.n}/{bar.total}", {"total_steps": bar.total}, step=step)
         return True
