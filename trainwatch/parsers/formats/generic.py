@@ -191,13 +191,16 @@ class GenericParser(Parser):
 
     def _uncounted(self, reading: Reading, template: _Template, line: Line, text: str, out: Emitter) -> bool:
         """`training loss: 1.30` printed again and again with no counter (x-transformers, minimal loops):
-        progress once the shape repeats, step unknown, while this source has no counted progress."""
+        progress once the shape repeats (a loss tensor printed with its `grad_fn` at once), step
+        unknown, while this source has no counted progress."""
         counted = reading.step is not None or reading.inner is not None or reading.epoch is not None
         if counted or self._last_step is not None or not ({"loss", "eval_loss"} & reading.metrics.keys()):
             return False
         template.uncounted_seen += 1
         metrics = dict(reading.metrics)
-        if self._uncounted_progress or template.uncounted_seen > UNCOUNTED_REPEATS:
+        # `loss tensor(0.69, device='cuda:0', grad_fn=<MeanBackward0>)`: a loss still in the autograd
+        # graph, printed by the training loop itself: progress from its first print.
+        if self._uncounted_progress or template.uncounted_seen > UNCOUNTED_REPEATS or "grad_fn=<" in text:
             out.step(None, metrics)
             return True
         template.uncounted.append((metrics, line.no, line_time(text)))
