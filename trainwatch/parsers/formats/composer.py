@@ -139,12 +139,10 @@ class ComposerParser(Parser):
 
     def _emit(self, out: Emitter) -> None:
         metrics, self._metrics = self._metrics, None
-        self._position = None
-        if metrics and not self._eval:
-            # Composer's own count of the batches done, where the block has it.
-            counted = metrics.pop("trainer_global_step", None)
-            if "epoch" in metrics and counted is None:
-                counted = metrics.get("time_batch")
+        keyed, self._position = self._position is not None, None
+        if metrics and not self._eval and "epoch" in metrics:
+            # Composer's own count of the batches done, where the lines have it.
+            counted = metrics.pop("trainer_global_step", None) if keyed else metrics.get("time_batch")
             if counted is not None and counted.is_integer():
                 self._step = self._last_train = int(counted)
         if metrics and (self._eval or len(metrics) > 1):
