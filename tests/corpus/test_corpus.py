@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from score import excerpts, score_all, table
 
 # The level reached when this was last raised (`make corpus`); raise it as the reader improves.
-MIN_FACTS_PCT = 91.0
+MIN_FACTS_PCT = 94.5
 MIN_EXCERPTS = 150
 MIN_FRAMEWORKS = 40
 
