@@ -26,7 +26,7 @@ _THROUGHPUT = re.compile(
 class ColossalAIParser(Parser):
     name = "colossalai"
     title = "ColossalAI Trainer"
-    triggers = (" / Train]",)
+    triggers = ("Train]",)  # with its ` / ` the trigger could straddle the padding of a `n/ M` counter
     example = "[Epoch 0 / Train]:   0% 420/788222 [28:47<810:51:33,  3.71s/it, loss=2.1, lr=2.5e-5, throughput=0.29466 sample_per_sec, 2.4123 Tflops]"
     samples = (
         Sample(
