@@ -1,4 +1,5 @@
-"""Single-line failures any training log can contain: signals, OOM, NCCL errors and timeouts.
+"""Single-line failures any training log can contain: signals, OOM, NCCL errors and timeouts, and a
+process that exits on its own error (IPython's `SystemExit: 1`, a loop's `stopping training`).
 
 A helper of `events.py`, not a parser (it has no Parser subclass, so the registry registers
 nothing from it). It keeps what dedupes one failure printed several times: torchrun reports a
