@@ -248,6 +248,7 @@ SYNONYMS: dict[str, str] = {
     "reduced_train_loss": "loss",  # NeMo / Megatron-core
     "ips": "samples_per_s",  # PaddlePaddle: instances per second
     "step_loss": "loss",
+    "avr_loss": "loss",  # kohya sd-scripts: its only loss, averaged over the epoch so far
     "closs": "loss",  # LLaMA-Accessory: the causal-LM loss
     "gpt_loss": "loss",  # OpenRLHF SFT: the language-model loss (`loss_mean` beside it is its moving average)
     "loss_train": "loss",

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from score import excerpts, score_all, table
 
 # The level reached when this was last raised (`make corpus`); raise it as the reader improves.
-MIN_FACTS_PCT = 95.9
+MIN_FACTS_PCT = 99.0
 MIN_EXCERPTS = 150
 MIN_FRAMEWORKS = 40
 

@@ -1,4 +1,4 @@
-"""Cross-format events (trainwatch/parsers/formats/events.py) from real log lines.
+"""Cross-format events (trainwatch/parsers/formats/events.py and its parts) from real log lines.
 
 Sources of the lines are noted per test: seeds and real_logs under ../shared, lines users pasted
 in public GitHub issues, and strings printed by torch.distributed.elastic (torch 2.13, read in

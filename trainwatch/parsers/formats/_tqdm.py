@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from trainwatch.numbers import parse_eta_s, parse_number, parse_rate
 
+# The percentage and bar may be missing: a print without newline overwrote the bar's left part
+# (`...grad_fn=<SqueezeBackward1>)      | 1/100 [00:01<03:15,  1.97s/it, acc=0]`).
 _BAR = re.compile(
-    r"(?P<pct>\d{1,3})%(?:\|(?P<bar>[^|]*)\||\s)\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\s*\[(?P<inner>[^\]]*)\]"
+    r"(?:(?P<pct>\d{1,3})%(?:\|(?P<bar>[^|]*)\||\s)|\|)\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\s*\[(?P<inner>[^\]]*)\]"
 )
 _CLOCK = re.compile(r"^\d{1,18}(?::\d{2}){1,2}$")
 

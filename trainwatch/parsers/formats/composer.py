@@ -4,6 +4,15 @@
 The block is held until a line that is not one of its metric lines. `srun -l` prefixes every
 line with `0: `; that prefix is the rank. `[Eval batch=...]` blocks are evaluation progress: their
 `Eval <name>` metrics are attached to the last training batch as `eval_<name>`.
+
+When `max_duration` is in epochs the header names the epoch too (`[epoch=1][batch=5/5]:`, the batch
+within the epoch); the step is then Composer's own count `time/batch` where the block has it.
+Composer 0.1x (2022) printed one line per metric instead, each with the position:
+
+    [epoch=0][batch=17/625]: loss/train/total: 7.1243
+
+consecutive lines of one position are one step: `trainer/global_step` where printed, else
+`epoch x batches + batch` (Composer counts epochs from 0).
 """
 
 from __future__ import annotations
@@ -17,7 +26,13 @@ from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.timestamps import line_time
 
 _SRUN = re.compile(r"^ *(\d{1,5}): ")
-_HEADER = re.compile(r"^\[(?P<eval>Eval )?batch=(?P<step>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\]:?")
+_HEADER = re.compile(
+    r"^\[(?P<eval>Eval )?(?:epoch=(?P<epoch>\d{1,9}(?!\d))\]\[)?batch=(?P<step>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\]:?"
+)
+_KEYED = re.compile(
+    r"^\[epoch=(?P<epoch>\d{1,9}(?!\d))\]\[batch=(?P<n>\d{1,18}(?!\d))/(?P<per>\d{1,18}(?!\d))\]: "
+    r"(?P<name>[^\s:][^:]*?): (?P<value>\S+)\s*$"
+)
 _METRIC = re.compile(r"^\s+(?P<kind>Train|Eval) (?P<name>\S+): (?P<value>\S+)\s*$")
 _LR = re.compile(r"^lr-[^/]+/group0$")
 _MAX_METRICS = 500
@@ -50,6 +65,7 @@ class ComposerParser(Parser):
         self._rank: int | None = None
         self._metrics: dict[str, float] | None = None
         self._last_train: int | None = None
+        self._position: str | None = None  # the `[epoch=E][batch=n/N]` of the per-line metrics being read
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         rank: int | None = None
@@ -61,6 +77,12 @@ class ComposerParser(Parser):
             raw = _SRUN.match(line.text)
             if raw:
                 rank = int(raw.group(1))
+        if "]: " in text and text.startswith("[epoch="):
+            keyed = _KEYED.match(text)
+            if keyed:
+                return self._keyed(keyed, rank, line, out)
+        if self._position is not None:
+            self._emit(out)
         if self._metrics is not None:
             m = _METRIC.match(text)
             if m and (m.group("kind") == "Eval") == self._eval and len(self._metrics) < _MAX_METRICS:
@@ -76,6 +98,9 @@ class ComposerParser(Parser):
         if self._eval:
             self._metrics = {}
             self._step = self._last_train
+        elif m.group("epoch") is not None:  # batches of this epoch: not the run's total
+            self._step = self._last_train = int(m.group("step"))
+            self._metrics = {"epoch": float(int(m.group("epoch")))}
         else:
             self._step = self._last_train = int(m.group("step"))
             total = int(m.group("total"))
@@ -87,6 +112,19 @@ class ComposerParser(Parser):
 
     def finish(self, out: Emitter) -> None:
         self._emit(out)
+
+    def _keyed(self, m: re.Match[str], rank: int | None, line: Line, out: Emitter) -> bool:
+        position = m.group(0)[: m.start("name")]
+        if position != self._position or self._metrics is None:
+            self._emit(out)
+            epoch, n, per = int(m.group("epoch")), int(m.group("n")), int(m.group("per"))
+            self._position, self._eval = position, False
+            self._step = epoch * per + n
+            self._metrics = {"epoch": float(epoch)}
+            self._line, self._time, self._rank = line.no, line_time(m.group(0)), rank
+        if len(self._metrics) < _MAX_METRICS:
+            self._add(m.group("name"), m.group("value"))
+        return True
 
     def _add(self, label: str, raw: str) -> None:
         value = parse_number(raw)
@@ -101,5 +139,11 @@ class ComposerParser(Parser):
 
     def _emit(self, out: Emitter) -> None:
         metrics, self._metrics = self._metrics, None
+        keyed, self._position = self._position is not None, None
+        if metrics and not self._eval and "epoch" in metrics:
+            # Composer's own count of the batches done, where the lines have it.
+            counted = metrics.pop("trainer_global_step", None) if keyed else metrics.get("time_batch")
+            if counted is not None and counted.is_integer():
+                self._step = self._last_train = int(counted)
         if metrics and (self._eval or len(metrics) > 1):
             out.step(self._step, metrics, rank=self._rank, time=self._time, line=self._line)

@@ -37,6 +37,9 @@ from trainwatch.parsers.timestamps import line_time
 _PRECHECK = re.compile(r"\d|nan|NaN|inf")
 # The description of a bar that counts epochs: `Epoch`, `Epochs`, `Train epoch`, `training epochs`.
 _EPOCH_BAR = re.compile(r"(?:train(?:ing)?\s+)?epochs?", re.I)
+# A bar named for the training loop itself: at its total, training is done (x-transformers
+# `training: 100%|...| 100000/100000`, diffusers / kohya `Steps: 100%|...| 83300/83300`).
+_TRAINING_BAR = re.compile(r"(?:train(?:ing)?|steps?|global[ _]steps?|iterations?|iters?)", re.I)
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -139,6 +142,7 @@ class GenericParser(Parser):
         self._last_bar_step: int | None = None
         self._uncounted_progress = False
         self._epochs: int | None = None  # the total of a bar counting epochs
+        self._bar_finished = False
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
@@ -193,13 +197,16 @@ class GenericParser(Parser):
 
     def _uncounted(self, reading: Reading, template: _Template, line: Line, text: str, out: Emitter) -> bool:
         """`training loss: 1.30` printed again and again with no counter (x-transformers, minimal loops):
-        progress once the shape repeats, step unknown, while this source has no counted progress."""
+        progress once the shape repeats (a loss tensor printed with its `grad_fn` at once), step
+        unknown, while this source has no counted progress."""
         counted = reading.step is not None or reading.inner is not None or reading.epoch is not None
         if counted or self._last_step is not None or not ({"loss", "eval_loss"} & reading.metrics.keys()):
             return False
         template.uncounted_seen += 1
         metrics = dict(reading.metrics)
-        if self._uncounted_progress or template.uncounted_seen > UNCOUNTED_REPEATS:
+        # `loss tensor(0.69, device='cuda:0', grad_fn=<MeanBackward0>)`: a loss still in the autograd
+        # graph, printed by the training loop itself: progress from its first print.
+        if self._uncounted_progress or template.uncounted_seen > UNCOUNTED_REPEATS or "grad_fn=<" in text:
             out.step(None, metrics)
             return True
         template.uncounted.append((metrics, line.no, line_time(text)))
@@ -239,4 +246,8 @@ class GenericParser(Parser):
             return True  # the same step redrawn
         self._last_bar_step = step
         out.step(step, metrics)
+        if reading.step is not None and bar.n == bar.total and _TRAINING_BAR.fullmatch(bar.desc):
+            if not self._bar_finished:
+                self._bar_finished = True
+                out.event("finished", "info", f"{bar.desc}: {bar.n}/{bar.total}", {"total_steps": bar.total}, step=step)
         return True

@@ -1,4 +1,4 @@
-"""Ultralytics YOLO (v8+) training table: a header, one tqdm row per epoch, a validation row.
+"""Ultralytics YOLO (v8+) and YOLOv5 training table: a header, one tqdm row per epoch, a validation row.
 
           Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size
         151/200      10.4G     0.4635     0.2344      0.805       1578        640: 100%|██████████| 99/99 [01:52<00:00,  1.14s/it]
@@ -12,10 +12,17 @@ The losses are running means over the epoch so far, as printed; Ultralytics prin
 loss, so none is reported. The validation `all` row is reported at the last training step as
 `val_images`, `val_instances`, `box_precision`, `box_recall`, `box_map50`, `box_map50_95`
 (`mask_*`, `pose_*` for the other heads).
+
+YOLOv5 prints the same table with an `obj` loss column, 0-based epochs (`0/99` is the first of
+100), so its step is `epoch x batches + i`; before v7 its header says `gpu_mem`, `labels`,
+`img_size` and its validation `Labels P R mAP@.5 mAP@.5:.95`; from v7 its bar has no rate
+(`| 1849/1849 13:15`). A NaN/inf loss column (the run diverged) is a `nan` event: there is no
+total loss for the runner to watch.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from trainwatch.lines.assembler import Line
@@ -24,17 +31,40 @@ from trainwatch.numbers import parse_mem_gib, parse_number
 from trainwatch.parsers.base import Emitter, Parser
 from trainwatch.parsers.formats._tqdm import find_bar
 
-_HEADER = re.compile(r"^\s*Epoch\s+GPU_mem\s+(?P<cols>[A-Za-z_ ]+?)\s*$")
-_VAL_HEADER = re.compile(r"^\s*Class\s+Images\s+Instances\s+(?P<cols>.*?):")
+_HEADER = re.compile(r"^\s*Epoch\s+(?i:gpu_mem)\s+(?P<cols>[A-Za-z_ ]+?)\s*$")
+_VAL_HEADER = re.compile(r"^\s*Class\s+Images\s+(?:Instances|Labels|Targets)\s+(?P<cols>.*?):\s+\d{1,3}%")
+# YOLOv5 v7's bar format `{l_bar}{bar:10}| {n_fmt}/{total_fmt} {elapsed}`: no brackets, no rate.
+_V5_BAR = re.compile(
+    r"^(?P<desc>.*?):\s*\d{1,3}%\|[^|]*\|\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\s+\d{1,9}(?::\d{2}){1,2}\s*$"
+)
 _EPOCH = re.compile(r"^(\d{1,18}(?!\d))/(\d{1,18}(?!\d))$")
 _ALL = re.compile(r"^\s*all\s+(?P<values>[\d.\s]+?)\s*$")
-_VAL_NAMES = {"P": "precision", "R": "recall", "mAP50": "map50", "mAP50-95": "map50_95"}
+# YOLOv5 before v7 (and YOLOv3) name columns by what they hold; `total` is the sum of the losses.
+_V5_COLUMNS = {
+    "box": "box_loss",
+    "obj": "obj_loss",
+    "cls": "cls_loss",
+    "gio_u": "giou_loss",  # `GIoU`
+    "total": "loss",
+    "labels": "instances",
+    "targets": "instances",
+    "img_size": "size",
+}
+_VAL_NAMES = {
+    "P": "precision",
+    "R": "recall",
+    "mAP50": "map50",
+    "mAP50-95": "map50_95",
+    "mAP@.5": "map50",
+    "mAP@.5:.95": "map50_95",
+}
 
 
 def _val_columns(cols: str) -> list[str] | None:
-    """`Box(P R mAP50 mAP50-95)` -> box_precision ... ; two heads: `Box(P ... Mask(P ...`."""
+    """`Box(P R mAP50 mAP50-95)` -> box_precision ... ; two heads: `Box(P ... Mask(P ...`; YOLOv5's
+    `P R mAP@.5 mAP@.5:.95` names no head: boxes."""
     names: list[str] = []
-    head = ""
+    head = "" if "(" in cols else "box"
     for token in cols.replace(")", " ").split():
         if "(" in token:
             head, _, token = token.partition("(")
@@ -49,7 +79,7 @@ def _val_columns(cols: str) -> list[str] | None:
 class UltralyticsParser(Parser):
     name = "ultralytics"
     title = "Ultralytics YOLO"
-    triggers = ("GPU_mem", "%|", "Instances", "all ")
+    triggers = ("GPU_mem", "gpu_mem", "%|", "Instances", "all ")
     example = "      1/100      3.65G      1.234      2.345      1.456         32        640: 100%|██████████| 12/12 [00:05<00:00,  2.21it/s]"
     priority = 100
 
@@ -57,11 +87,14 @@ class UltralyticsParser(Parser):
         self._cols: list[str] | None = None
         self._val_cols: list[str] | None = None
         self._last_step: int | None = None  # the runner's last_step lags while it merges
+        self._first_epoch = 1  # YOLOv5 counts epochs from 0
+        self._nan_step: int | None = None
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _HEADER.match(text)
         if m:
-            self._cols = [snake(c) for c in m.group("cols").split()]
+            self._cols = [_V5_COLUMNS.get(snake(c), snake(c)) for c in m.group("cols").split()]
+            self._first_epoch = 0 if "obj_loss" in self._cols else 1
             return True
         m = _VAL_HEADER.match(text)
         if m:
@@ -74,9 +107,16 @@ class UltralyticsParser(Parser):
         if self._cols is None:
             return False
         bar = find_bar(text)
-        if bar is None:
+        if bar is not None:
+            desc, n, total, seconds_per_it = bar.desc, bar.n, bar.total, bar.seconds_per_it
+        else:
+            v5 = _V5_BAR.match(text)
+            if v5 is None:
+                return False
+            desc, n, total, seconds_per_it = v5.group("desc"), int(v5.group("n")), int(v5.group("total")), None
+        if total <= 0 or n > total:
             return False
-        tokens = bar.desc.split()
+        tokens = desc.split()
         if len(tokens) != 2 + len(self._cols):
             return False
         em = _EPOCH.match(tokens[0])
@@ -92,12 +132,26 @@ class UltralyticsParser(Parser):
             if value is None:
                 return False
             metrics[name] = value
-        if bar.seconds_per_it is not None:
-            metrics["step_time_s"] = bar.seconds_per_it
-        if bar.n > 0:
-            self._last_step = (epoch - 1) * bar.total + bar.n
+        if seconds_per_it is not None:
+            metrics["step_time_s"] = seconds_per_it
+        if n > 0:
+            self._last_step = (epoch - self._first_epoch) * total + n
             out.step(self._last_step, metrics)
+            self._non_finite(metrics, out)
         return True
+
+    def _non_finite(self, metrics: dict[str, float], out: Emitter) -> None:
+        """The first NaN/inf loss column of a row, once per step (tqdm redraws the row); a total
+        `loss` is watched by the runner itself."""
+        if "loss" in metrics:
+            return
+        for name in self._cols or []:
+            value = metrics.get(name)
+            if value is not None and (math.isnan(value) or math.isinf(value)) and self._nan_step != self._last_step:
+                self._nan_step = self._last_step
+                message = f"{name} is {value} at epoch {int(metrics['epoch'])}"
+                out.event("nan", "error", message, {"metric": name}, step=self._last_step)
+                return
 
     def _val_row(self, values: list[str], out: Emitter) -> bool:
         cols = self._val_cols or []

@@ -1,0 +1,95 @@
+"""Checkpoint saves as frameworks and custom loops announce them.
+
+A helper of `events.py`, not a parser. One save is one `checkpoint` event: DeepSpeed's shards
+of one `global_stepN/` and Megatron's `successfully saved` confirmation of an announced save
+are not new ones.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from trainwatch.lines.assembler import Line
+from trainwatch.parsers.base import Emitter
+
+_CKPT_PATTERNS = (
+    # HF Trainer: `Saving model checkpoint to output/run/checkpoint-200`
+    re.compile(r"\bSaving model checkpoint to (\S+)"),
+    # DeepSpeed engine: `Saving model checkpoint: /ckpt/global_step100/mp_rank_00_model_states.pt`
+    re.compile(r"\bSaving model checkpoint: (\S+)"),
+    # modded-nanogpt & generic: `Saved checkpoint to experiments/.../state_step002000.pt`
+    re.compile(r"^(?:.*\s)?(?:Saved|Saving) checkpoint to (\S+)"),
+    # Megatron: `saving checkpoint at iteration    1000 to checkpoints/gpt2`
+    re.compile(r"^\s*saving checkpoint at iteration\s+(?P<iteration>\d{1,18}(?!\d)) to (\S+)"),
+    # mmengine: `Saving checkpoint at 5 epochs` / `Saving checkpoint at 2000 iterations`
+    re.compile(r"\bSaving checkpoint at (?P<count>\d{1,18}(?!\d)) (?P<unit>epochs|iterations)\b"),
+    # mmengine best: `The best checkpoint with 0.4590 coco/bbox_mAP at 5 epoch is saved to best_....pth.`
+    re.compile(r"\bThe best checkpoint with .* is saved to (\S+)"),
+    # Lightning ModelCheckpoint(verbose=True): `... saving model to '/path/epoch=0-step=100.ckpt' as top 1`
+    re.compile(r"\bsaving model to '([^']+)'"),
+    # The family custom loops and smaller frameworks print: a saving verb, up to two words, what is
+    # saved, and where: `saving checkpoint to out` (nanoGPT), `Saved an end-of-epoch checkpoint in
+    # results/...` (SpeechBrain), `Save weights to ./YOLOX_outputs` (YOLOX), `Saved adapter weights to
+    # adapters.npz` (MLX), `saving checkpoint: K:/model.safetensors` (kohya), `save model in ./output`
+    # (PaddleOCR), `Saving LoRA weights to 'out/...'` (LitGPT), `saving model` alone (minGPT).
+    re.compile(
+        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
+        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict)s?\b"
+        r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*\.?\s*$)"
+    ),
+    # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers)
+    re.compile(
+        r"\b(?:[Cc]heckpoint|[Mm]odel|[Ww]eights|ckpt)s?\s+(?:was\s+|is\s+|are\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
+    ),
+)
+_BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")
+# `Iter 100: Saved adapter weights to ...`: the step the save belongs to, where the line says it.
+_CKPT_STEP = re.compile(r"^\s*(?:Iter|Iteration|Step|iter|iteration|step)\s*:?\s*(\d{1,18})\b")
+_MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d{1,18}(?!\d)) to ")
+_GLOBAL_STEP = re.compile(r"(.*/global_step\d+)/")
+
+
+def _save_id(path: str) -> str | None:
+    """DeepSpeed writes one file per shard into `global_stepN/`: they are one save."""
+    m = _GLOBAL_STEP.match(path)
+    return m.group(1) if m else path
+
+
+class Checkpoints:
+    """Reads the checkpoint saves of one source."""
+
+    def __init__(self) -> None:
+        self._last_checkpoint: str | None = None
+        self._megatron_saving: str | None = None
+
+    def line(self, body: str, line: Line, out: Emitter) -> bool:
+        if not ("heckpoint" in body or "sav" in body or "Sav" in body or "SAV" in body or "saved" in body):
+            return False
+        m = _MEGATRON_SAVED.match(body)
+        if m:
+            return self._megatron_saving == m.group(1)  # `successfully saved` closes the announced save
+        for pattern in _CKPT_PATTERNS:
+            m = pattern.search(body)
+            if not m:
+                continue
+            groups = m.groupdict()
+            data: dict[str, Any] = {}
+            if groups.get("unit"):
+                data["epoch" if groups["unit"] == "epochs" else "iteration"] = int(groups["count"])
+            elif m.lastindex is not None:
+                path = m.group(m.lastindex).strip("'\"").rstrip(".,")
+                data["path"] = path
+                if groups.get("iteration"):
+                    self._megatron_saving = groups["iteration"]
+                    data["iteration"] = int(groups["iteration"])
+                same_save = _save_id(path)
+                if same_save is not None and same_save == self._last_checkpoint:
+                    return True  # another shard of the same DeepSpeed save
+                self._last_checkpoint = same_save
+            at = _CKPT_STEP.match(body)
+            out.event("checkpoint", "info", body, data, line=line.no, step=int(at.group(1)) if at else None)
+            # A message glued after a progress bar (`...| 500/500 [06:52<00:00]Model weights saved in`):
+            # the bar before it is still offered to the formats that read bars.
+            return not _BAR_BEFORE.search(body, 0, m.start())
+        return False

@@ -1,0 +1,245 @@
+"""Single-line failures any training log can contain: signals, OOM, NCCL errors and timeouts, and a
+process that exits on its own error (IPython's `SystemExit: 1`, a loop's `stopping training`).
+
+A helper of `events.py`, not a parser (it has no Parser subclass, so the registry registers
+nothing from it). It keeps what dedupes one failure printed several times: torchrun reports a
+killed worker twice, a watchdog line is echoed by `what(): ...`, an OOM is echoed by a launcher,
+and one Ctrl-C interrupts the main loop and then atexit handlers.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from trainwatch.lines.assembler import Line
+from trainwatch.numbers import parse_mem_gib
+from trainwatch.parsers.base import Emitter
+
+_DEATH = re.compile(r"Received (\S+) death signal, shutting down workers")
+_CLOSING = re.compile(r"Sending process (\d{1,18}(?!\d)) closing signal (SIG[A-Z0-9]+)")
+GOT_SIGNAL = re.compile(r"SignalException: Process (\d{1,18}(?!\d)) got signal: (\S+)")
+_TERMINATION = re.compile(r"Got termination signal: (\S+)")
+_FAILED_EXIT = re.compile(
+    r"failed \(exitcode: (-\d{1,18}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)"
+)
+# The same line with a plain exit code: the worker raised (its own error is in its traceback).
+_FAILED_CODE = re.compile(
+    r"failed \(exitcode: (\d{1,9}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)"
+)
+_SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
+SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
+_KEYBOARD = re.compile(r"^KeyboardInterrupt(?::.*)?$")
+
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory")
+_OOM_REQUEST = re.compile(r"Tried to allocate ([\d.]+ ?[KMGT]i?B)")
+_OOM_GPU = re.compile(r"\bGPU (\d{1,18}(?!\d))")
+
+_WATCHDOG = re.compile(
+    r"(?:\[Rank (\d{1,18}(?!\d))\] )?Watchdog caught collective operation timeout: WorkNCCL\(([^()]*(?:\([^()]*\)[^()]*)*)\)"
+    r"(?: ran for (\d{1,18}(?!\d)) milliseconds)?"
+)
+_WORK_FIELD = re.compile(r"(SeqNum|OpType|Timeout\(ms\))=([^,]+)")
+_NCCL_ERROR = re.compile(r"NCCL error in: (\S+?),? (.*)")
+_NCCL_CODE = re.compile(r"\bnccl(?:Internal|System|UnhandledCuda|InvalidUsage|InvalidArgument|Remote)Error\b")
+_NCCL_ECHO = (
+    "Exception (either an error or timeout) detected by watchdog",
+    "Some NCCL operations have failed or timed out",
+)
+
+# IPython reports a `sys.exit()` in a cell with this note, then `SystemExit: <code>`, no traceback.
+_IPYTHON_EXIT_NOTE = "An exception has occurred, use %tb to see the full traceback."
+_SYSTEM_EXIT = re.compile(r"^SystemExit(?::\s*(?P<code>.*?))?\s*$")
+_CLEAN_EXIT_CODES = ("", "0", "None", "False")
+_CRASH_ECHO_LINES = 20  # a loop's `stopping training` and the exit that follows are one crash
+
+_SIGNAL_NAMES = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    3: "SIGQUIT",
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    10: "SIGUSR1",
+    11: "SIGSEGV",
+    12: "SIGUSR2",
+    13: "SIGPIPE",
+    14: "SIGALRM",
+    15: "SIGTERM",
+}
+
+
+def signal_name(value: str | int) -> str:
+    """`1`, `-9`, `Signals.SIGTERM`, `SIGTERM` -> `SIGHUP`, `SIGKILL`, `SIGTERM`, `SIGTERM`."""
+    text = str(value).strip().rstrip(".,")
+    if text.startswith("Signals."):
+        text = text[len("Signals.") :]
+    if text.startswith("SIG"):
+        return text
+    try:
+        number = abs(int(text))
+    except ValueError:
+        return text
+    return _SIGNAL_NAMES.get(number, f"signal {number}")
+
+
+class Failures:
+    """Reads signal, OOM and NCCL lines of one source and reports each failure once."""
+
+    def __init__(self) -> None:
+        self._signal_pids: set[tuple[int, str]] = set()
+        self._watchdogs: set[tuple[Any, ...]] = set()
+        self._last_nccl_error = -10
+        self._last_sigint = -1000
+        self._last_oom: tuple[int | None, str, int] = (None, "", -100)
+        self._last_crash = -100
+        self._exit_note = -100
+
+    def line(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        """A single line that is an OOM, an NCCL failure or a signal (True), or none of them."""
+        if _OOM.search(body):
+            return self.oom(body, line, out, rank)
+        if "atchdog" in body or "NCCL" in body or "nccl" in body:
+            if self.nccl(body, line, out, rank):
+                return True
+        if "ignal" in body or "SIG" in body or "exitcode" in body or "KeyboardInterrupt" in body:
+            if self.signal(body, line, out, rank):
+                return True
+        return False
+
+    def crash(self, message: str, data: dict[str, Any], line_no: int, out: Emitter, rank: int | None) -> None:
+        """The process ends on an error it reported itself (not a launcher's summary), once."""
+        if line_no - self._last_crash > _CRASH_ECHO_LINES:
+            out.event("crash", "error", message, data, rank=rank, line=line_no)
+        self._last_crash = line_no
+
+    def exit_note(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        """IPython's note on `sys.exit()` and the `SystemExit: 1` after it: a crash unless the code is 0."""
+        if body == _IPYTHON_EXIT_NOTE:
+            self._exit_note = line.no
+            return True
+        m = _SYSTEM_EXIT.match(body)
+        if m is None or line.no - self._exit_note > 3:
+            return False
+        code = (m.group("code") or "").strip()
+        if code not in _CLEAN_EXIT_CODES:
+            self.crash(body, {"exitcode": int(code) if code.lstrip("-").isdigit() else 1}, line.no, out, rank)
+        return True
+
+    def derived(self, message: str, exception: str, line: Line, out: Emitter, rank: int | None) -> None:
+        """Events a traceback's exception line implies (OOM, NCCL failure, a signal)."""
+        if _OOM.search(message):
+            self.oom(message, line, out, rank)
+        elif "Watchdog caught" in message or _NCCL_ERROR.search(message):
+            self.nccl(message, line, out, rank)
+        elif exception == "KeyboardInterrupt":
+            self.sigint(message, line, out, rank)
+        else:
+            m = _SIGNALS_ENUM.search(message)
+            if m and "SignalException" not in exception:
+                out.event("signal", "error", message, {"signal": m.group(1)}, rank=rank, line=line.no)
+
+    def signal(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        m = _DEATH.search(body)
+        if m:
+            out.event("signal", "error", body, {"signal": signal_name(m.group(1))}, rank=rank, line=line.no)
+            return True
+        m = _CLOSING.search(body)
+        if m:
+            pid, sig = int(m.group(1)), m.group(2)
+            self._signal_pids.add((pid, sig))
+            out.event("signal", "warning", body, {"signal": sig, "pid": pid}, rank=rank, line=line.no)
+            return True
+        for pattern, severity in ((GOT_SIGNAL, "error"), (_TERMINATION, "error")):
+            m = pattern.search(body)
+            if m:
+                sig = signal_name(m.group(m.lastindex or 1))
+                out.event("signal", severity, body, {"signal": sig}, rank=rank, line=line.no)  # type: ignore[arg-type]
+                return True
+        m = _FAILED_EXIT.search(body)
+        if m:
+            self.pid_signal(body, int(m.group(3)), signal_name(m.group(1)), line.no, out, rank)
+            return True
+        m = _FAILED_CODE.search(body)
+        if m:
+            data = {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3))}
+            out.event("crash", "error", body, data, rank=rank, line=line.no)
+            return True
+        m = SIGNAL_RECEIVED.search(body)
+        if m:
+            self.pid_signal(body, int(m.group(3)), m.group(2), line.no, out, rank)
+            return True
+        if _KEYBOARD.match(body):
+            self.sigint(body, line, out, rank)
+            return True
+        m = _SIGNALS_ENUM.search(body)
+        if m and "died with" in body:
+            out.event("signal", "error", body, {"signal": m.group(1)}, rank=rank, line=line.no)
+            return True
+        return False
+
+    def pid_signal(self, message: str, pid: int, sig: str, line_no: int, out: Emitter, rank: int | None) -> None:
+        """A worker killed by a signal, reported once although torchrun prints it twice."""
+        if (pid, sig) in self._signal_pids:
+            return
+        self._signal_pids.add((pid, sig))
+        out.event("signal", "error", message, {"signal": sig, "pid": pid}, rank=rank, line=line_no)
+
+    def sigint(self, message: str, line: Line, out: Emitter, rank: int | None) -> None:
+        # One Ctrl-C interrupts the main loop and then atexit handlers: report it once.
+        if line.no - self._last_sigint > 200:
+            out.event("signal", "error", message, {"signal": "SIGINT"}, rank=rank, line=line.no)
+        self._last_sigint = line.no
+
+    def oom(self, message: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        last_rank, last_message, last_no = self._last_oom
+        self._last_oom = (rank, message, line.no)
+        if last_rank == rank and last_message == message and line.no - last_no < 50:
+            return True  # the same error printed again (exception echoed by a launcher)
+        data: dict[str, Any] = {}
+        m = _OOM_REQUEST.search(message)
+        if m:
+            gib = parse_mem_gib(m.group(1).replace(" ", ""))
+            if gib is not None:
+                data["requested_gib"] = round(gib, 6)
+        m = _OOM_GPU.search(message)
+        if m:
+            data["gpu"] = int(m.group(1))
+        out.event("oom", "error", message, data, rank=rank, line=line.no)
+        return True
+
+    def nccl(self, message: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        m = _WATCHDOG.search(message)
+        if m:
+            fields = dict(_WORK_FIELD.findall(m.group(2)))
+            data: dict[str, Any] = {}
+            if "OpType" in fields:
+                data["op"] = fields["OpType"].strip()
+            if fields.get("Timeout(ms)", "").strip().isdigit():
+                data["timeout_ms"] = int(fields["Timeout(ms)"])
+            if fields.get("SeqNum", "").strip().isdigit():
+                data["seq"] = int(fields["SeqNum"])
+            if m.group(3):
+                data["ran_ms"] = int(m.group(3))
+            text_rank = int(m.group(1)) if m.group(1) else None
+            key = (rank if rank is not None else text_rank, data.get("seq"), data.get("op"), data.get("timeout_ms"))
+            if key not in self._watchdogs:  # the watchdog's own line, then `what(): ...` repeating it
+                self._watchdogs.add(key)
+                out.event("nccl_timeout", "error", message, data, rank=rank, line=line.no)
+            return True
+        m = _NCCL_ERROR.search(message)
+        if m:
+            self._last_nccl_error = line.no
+            error = m.group(2).split(" (run with", 1)[0].strip().rstrip(",")
+            out.event("nccl_timeout", "error", message, {"error": error}, rank=rank, line=line.no)
+            return True
+        if message.startswith(_NCCL_ECHO):
+            return True
+        m = _NCCL_CODE.search(message)
+        if m:
+            if line.no - self._last_nccl_error > 3:  # else the second line of an `NCCL error in:` message
+                out.event("nccl_timeout", "error", message, {"error": m.group(0)}, rank=rank, line=line.no)
+            return True
+        return False

@@ -1,0 +1,48 @@
+"""Lines that say a run ended cleanly: the trainer's own end marker, or the launcher's.
+
+A helper of `events.py`, not a parser. Each family's marker gives one `finished` event per
+attempt (DeepSpeed's launcher prints its line once per local rank); a restart forgets them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainwatch.lines.assembler import Line
+from trainwatch.parsers.base import Emitter
+
+_FINISHED = (
+    ("hf", re.compile(r"\bTraining completed\.(?: Do not forget|\s*$)")),
+    ("lightning", re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d{1,18}(?!\d))` reached\.")),
+    ("torchrun", re.compile(r"\] worker group successfully finished\.")),
+    ("torchrun", re.compile(r"Local worker group finished \(WorkerState\.SUCCEEDED\)")),
+    ("torchrun", re.compile(r"\bDone waiting for other agents\. Elapsed: ")),
+    ("megatron", re.compile(r"\[after training is done\]")),
+    # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`
+    ("deepspeed", re.compile(r"\bProcess \d{1,18} exits successfully\.")),
+    # The total a loop prints once its training loop returned, on a line of its own: LitGPT's
+    # `Training time: 583.36s`, torchvision references / DeiT / MAE `Training time 1 day, 2:03:04`.
+    ("training_time", re.compile(r"^(?:Total )?[Tt]raining time:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*s?$")),
+)
+
+
+class FinishMarkers:
+    """The end-of-run markers of one source, each family's reported once per attempt."""
+
+    def __init__(self) -> None:
+        self._finished: set[str] = set()
+
+    def line(self, body: str, line: Line, out: Emitter) -> bool:
+        for family, pattern in _FINISHED:
+            m = pattern.search(body)
+            if m:
+                if family not in self._finished:
+                    self._finished.add(family)
+                    data = {m.group(1): int(m.group(2))} if family == "lightning" else {}
+                    out.event("finished", "info", body, data, line=line.no)
+                return True
+        return False
+
+    def restarted(self) -> None:
+        """A new attempt: its end is a new event."""
+        self._finished.clear()

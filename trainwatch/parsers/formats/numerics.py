@@ -1,0 +1,74 @@
+"""Sentences about non-finite numbers and fp16 loss scaling: a NaN/inf loss or gradient norm,
+and a gradient overflow that lowers the loss scale.
+
+A helper of `events.py`, not a parser. Step lines carrying `loss=nan` already raise `nan` events
+where they are read (the runner); these are the lines that are not steps:
+
+    Loss is nan, stopping training                      (torchvision references, DETR, MAE, DeiT)
+    WARNING: grad norm is nan. Do not update model.      (ESPnet1)
+      eval_loss               =        nan               (HF Trainer's metrics summary)
+    NOTE: overflow detected, setting loss scale to: 64.0 (fairseq)
+    Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0 (apex amp)
+
+A loop that stops on the non-finite loss (`stopping training`) exits: that is a `crash` too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainwatch.lines.assembler import Line
+from trainwatch.names import metric_name
+from trainwatch.numbers import parse_number
+from trainwatch.parsers.base import Emitter
+
+# Every line this module reads contains one of these (part of the events pre-filter).
+PREFILTER = r"(?i:\bis\s+[-+]?(?:nan|inf)|[=:]\s*[-+]?(?:nan|inf)\s*$|overflow)"
+
+_VALUE = r"(?P<value>[-+]?(?:nan|inf(?:inity)?))\b"
+_SENTENCE = re.compile(
+    r"(?<![\w.])(?P<what>(?:(?:train(?:ing)?|val(?:idation)?|eval(?:uation)?|valid)[ _])?loss"
+    r"|grad(?:ient)?[ _]?norm)\s+(?:is|was|became|becomes)\s+" + _VALUE + r"(?P<rest>.*)$",
+    re.I,
+)
+_STOPS = re.compile(r"\b(?:stop(?:ping)?|terminat(?:e|ing)|exit(?:ing)?|abort(?:ing)?)\b", re.I)
+# An indented line of a summary block holding one field: `  eval_loss = nan`, `  train_loss: inf`
+# (a loop's own unindented `training loss: nan`, printed again and again, is read as its steps).
+_KEY_LINE = re.compile(r"^\s+(?P<key>[A-Za-z][\w/ .-]{0,60}?)\s*[=:]\s*" + _VALUE + r"\s*$", re.I)
+_WATCHED = ("loss", "eval_loss", "grad_norm")
+_OVERFLOW = re.compile(
+    r"\boverflow\b.*?\b(?:setting|reducing|reduce|set) (?:the )?loss scale(?:r)? to:?\s*(?P<scale>\d[\d.eE+-]*)", re.I
+)
+
+
+def _sentence_metric(what: str) -> str:
+    words = what.lower().replace(" ", "_")
+    if "norm" in words:
+        return "grad_norm"
+    return "loss" if words.endswith("loss") and words.startswith(("loss", "train")) else "eval_loss"
+
+
+class Numerics:
+    """Reads NaN/inf sentences and overflow notes of one source."""
+
+    def line(self, body: str, text: str, line: Line, out: Emitter, rank: int | None) -> tuple[bool, bool]:
+        """(understood, stopped): whether the line was one of these, and whether the loop said it stops.
+
+        `body` is stripped, `text` as printed (its indentation tells a summary block)."""
+        m = _SENTENCE.search(body)
+        if m:
+            metric = _sentence_metric(m.group("what"))
+            out.event("nan", "error", body, {"metric": metric}, rank=rank, line=line.no)
+            return True, bool(_STOPS.search(m.group("rest")))
+        m = _KEY_LINE.match(text)
+        if m and metric_name(m.group("key")) in _WATCHED:
+            metric = metric_name(m.group("key"))
+            out.event("nan", "error", body.strip(), {"metric": metric}, rank=rank, line=line.no)
+            return False, False  # the line is still a field of whatever block it belongs to
+        m = _OVERFLOW.search(body)
+        if m:
+            scale = parse_number(m.group("scale").rstrip("."))
+            data = {"new_scale": int(scale) if scale is not None and scale.is_integer() else scale}
+            out.event("overflow", "warning", body, data if scale is not None else {}, rank=rank, line=line.no)
+            return True, False
+        return False, False
