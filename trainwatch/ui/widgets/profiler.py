@@ -245,8 +245,8 @@ class ProfileTable(DataTable[Text]):
         self.sort_index = share if share is not None else -1
         self.sort_reverse = True
         self.order = self._sorted() if share is not None else list(range(len(self.data.cells)))
-        self.widths = [
-            max([len(h)] + [c.cell_len for c in (row[i] for row in self.data.cells)])
+        self.widths = [  # + 2: the sort arrow
+            max([len(h) + 2] + [c.cell_len for c in (row[i] for row in self.data.cells)])
             for i, h in enumerate(self.header[1:])
         ]
         self.name_width = -1
@@ -270,10 +270,23 @@ class ProfileTable(DataTable[Text]):
             return
         self.name_width = name_w
         self.clear(columns=True)
-        self.add_column(self.header[0], width=name_w, key="0")
-        for i, (h, w) in enumerate(zip(self.header[1:], self.widths, strict=False), start=1):
-            self.add_column(h, width=w, key=str(i))
+        self.add_column(self.header_label(0), width=name_w, key="0")
+        for i, w in enumerate(self.widths, start=1):
+            self.add_column(self.header_label(i), width=w, key=str(i))
         self._fill(self.order)
+
+    def header_label(self, index: int) -> Text:
+        """A column's header, with ▼ (largest first) or ▲ on the column the rows are sorted by."""
+        label = Text(self.header[index])
+        if index == self.sort_index:
+            label.append(" ▼" if self.sort_reverse else " ▲", style="bold")
+        return label
+
+    def _mark_sort(self) -> None:
+        """Put the sort arrow on the sorted column's header only (the widths leave room for it)."""
+        for key, column in self.columns.items():
+            column.label = self.header_label(int(str(key.value)))
+        self.refresh()
 
     def _fill(self, order: list[int]) -> None:
         self.order = order
@@ -299,6 +312,7 @@ class ProfileTable(DataTable[Text]):
         else:
             self.sort_index, self.sort_reverse = index, index != 0
         self._fill(self._sorted())
+        self._mark_sort()
 
     def action_sort_next(self) -> None:
         self.sort_by((self.sort_index + 1) % len(self.header))
