@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from _ui_helpers import wait_for
 from test_review_fixes2 import LIGHTNING, frozen
+
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.widgets.profiler import ProfileTable
 
