@@ -28,6 +28,7 @@ from trainwatch.ui.data import (
     rank_band,
     title_for,
 )
+from trainwatch.ui.data.yrange import Outlier, robust_range
 from trainwatch.ui.format import fmt_num
 from trainwatch.ui.redraw import CHARTS
 
@@ -63,8 +64,11 @@ def render_chart(
     options: ChartOptions,
     marks: list[float] | None = None,
     x_label: str = "",
+    off_scale: list[Outlier] | None = None,
 ) -> Text:
-    """The plot (without legend) as Text, `height` lines of `width` cells."""
+    """The plot (without legend) as Text, `height` lines of `width` cells. The y scale is
+    `robust_range`'s: points it leaves out are drawn as ▲/▼ at the edge and, with `off_scale`
+    given, appended to it (real values, for the legend)."""
     width, height = max(width, 20), max(height, 4)
     plot_columns = max(8, width - 10)  # y tick labels and frame take ~10 columns
     smooth = name in SMOOTHED and options.smoothing > 0
@@ -72,17 +76,20 @@ def render_chart(
     fig.clear()
     fig.theme("simple")
     fig.plot_size(width, height)
-    y_marks: list[float] = []
-    y_tops: list[float] = []
+    # Reduce every series first, then scale (`robust_range`), then draw clamped to the scale.
+    jobs: list[tuple[Buckets, int, bool, bool, bool, bool]] = []
 
-    def draw(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool = False, along: bool = False) -> None:
-        """One reduced series: its line (or its EMA over a grey min/max envelope); grey: drawn
-        in the envelope's colour; along: the mean line (a band's), not the min/max zigzag."""
+    def add(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool = False, along: bool = False) -> None:
         if not b.env_x:
             return
         if options.log_y:  # plotted as log10, labelled with the real values
             b.env_y = [math.log10(v) for v in b.env_y]
             b.mean_y = [math.log10(v) for v in b.mean_y]
+        jobs.append((b, i, smooth, envelope, grey, along))
+
+    def draw(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool, along: bool) -> None:
+        """One reduced series: its line (or its EMA over a grey min/max envelope); grey: drawn
+        in the envelope's colour; along: the mean line (a band's), not the min/max zigzag."""
         if len(b.env_x) == 1:  # one point (a single memory report): a marker, not an invisible dot
             fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", plt.pixel(foreground=colour(i)))))
         elif grey:
@@ -98,36 +105,49 @@ def render_chart(
             fig.draw(
                 fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines()
             )
-        y_marks.append(min(b.env_y))
-        y_tops.append(max(b.env_y))
 
     if len(traces) > MAX_RANK_LINES:  # every rank in one band, the outermost ranks on their own
         band = rank_band(traces, plot_columns, positive_only=options.log_y)
         if band.xs:
             for edge in (band.low, band.high):  # the band's edges as two grey lines
-                draw(Buckets(band.xs, edge, band.xs, edge, band.counts), 0, False, envelope=False, grey=True)
+                add(Buckets(band.xs, edge, band.xs, edge, band.counts), 0, False, envelope=False, grey=True)
             mean = Buckets(band.xs, band.mean, band.xs, band.mean, band.counts)
-            draw(mean, 0, smooth, envelope=False, along=True)
+            add(mean, 0, smooth, envelope=False, along=True)
         for i, (_why, trace) in enumerate(band_outliers(traces), 1):
-            draw(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=False)
+            add(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=False)
     else:
         for i, trace in enumerate(traces):
-            draw(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=smooth)
-    drawn = len(y_marks)
-    if not drawn:
+            add(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=smooth)
+    scale = robust_range([(b.env_x, b.env_y) for b, *_ in jobs])
+    if scale is None:
         return Text("no data yet", style="dim", justify="center")
+    y_lo, y_hi = scale.lo, scale.hi
+    for b, *rest in jobs:
+        if scale.outliers:  # off-scale points drawn at the edge, where their markers sit
+            b.env_y = [min(y_hi, max(y_lo, v)) for v in b.env_y]
+            b.mean_y = [min(y_hi, max(y_lo, v)) for v in b.mean_y]
+        draw(b, *rest)
+    if scale.outliers:
+        for above, edge, arrow in ((True, y_hi, "▲"), (False, y_lo, "▼")):
+            xs = [o.x for o in scale.outliers if o.above is above]
+            if xs:
+                fig.draw(fig.signal(xs, [edge] * len(xs), marker=plt.marker(arrow, plt.pixel(foreground=MARK))))
+        if off_scale is not None:
+            real = (lambda v: 10**v) if options.log_y else (lambda v: v)
+            off_scale.extend(Outlier(o.x, real(o.y), o.above) for o in scale.outliers)
     if marks:
-        y = min(y_marks)
-        fig.draw(fig.signal(marks, [y] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
-    y_lo, y_hi = min(y_marks), max(y_tops)
+        fig.draw(fig.signal(marks, [y_lo] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
     if y_hi - y_lo <= abs(y_lo) * 1e-9:  # a constant series (to rounding): centre it, one tick at its value
         pad = 0.5 if options.log_y else (abs(y_lo) * 0.1 or 1.0)
         fig.ruler(1).lim(y_lo - pad, y_hi + pad)
         fig.ruler(1).ticks([y_lo], [short_num(10**y_lo) if options.log_y else fmt_num(y_lo)])
-    elif options.log_y:
-        ys = nice_ticks(y_lo, y_hi, 4)
-        if ys:
-            fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
+    else:
+        if scale.outliers:
+            fig.ruler(1).lim(y_lo, y_hi)
+        if options.log_y:
+            ys = nice_ticks(y_lo, y_hi, 4)
+            if ys:
+                fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
     lo = min(min(t.xs) for t in traces if len(t.xs))
     hi = max(max(t.xs) for t in traces if len(t.xs))
     if hi <= lo:  # a single step: plotext would invent a 0..1 range with odd labels
