@@ -94,3 +94,28 @@ def short_source(source: str, width: int = 28) -> str:
 def many_hosts(keys: Iterable[RankKey]) -> bool:
     """Name the node in labels only when there are several (local rank numbers repeat per node)."""
     return len({k.host for k in keys if k.host}) > 1
+
+
+def compact_label(label: str) -> str:
+    """`rank 3` -> `r3` (also inside `host/rank 3` or `eval loss rank 3`)."""
+    return label.replace("rank ", "r")
+
+
+def fit_labels(labels: list[str], fixed: int, width: int) -> list[str]:
+    """Labels short enough that they and `fixed` cells of values and keys fit in `width`: first
+    `compact_label`, then cut in the middle (keeping more of the end, where the rank number is),
+    each to the same length but not below 4 cells. A legend shortens its labels so it does not
+    have to cut a value (a straggler's step time is what the user came for)."""
+    if fixed + sum(len(s) for s in labels) <= width:
+        return labels
+    short = [compact_label(s) for s in labels]
+    longest = max((len(s) for s in short), default=0)
+    cap = longest
+    while cap > 4 and fixed + sum(min(len(s), cap) for s in short) > width:
+        cap -= 1
+    return [s if len(s) <= cap else _cut(s, cap) for s in short]
+
+
+def _cut(text: str, cap: int) -> str:
+    head = (cap - 1) // 3
+    return text[:head] + "…" + text[len(text) - (cap - 1 - head) :]

@@ -7,6 +7,7 @@ The data is reduced to min/max per terminal column before plotext sees it (plote
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -28,6 +29,7 @@ from trainwatch.ui.data import (
     rank_band,
     title_for,
 )
+from trainwatch.ui.data.labels import fit_labels
 from trainwatch.ui.data.yrange import Outlier, robust_range
 from trainwatch.ui.format import fmt_num
 from trainwatch.ui.redraw import CHARTS
@@ -122,16 +124,16 @@ def render_chart(
     if scale is None:
         return Text("no data yet", style="dim", justify="center")
     y_lo, y_hi = scale.lo, scale.hi
-    for b, *rest in jobs:
+    for b, i, smooth_it, envelope, grey, along in jobs:
         if scale.outliers:  # off-scale points drawn at the edge, where their markers sit
             b.env_y = [min(y_hi, max(y_lo, v)) for v in b.env_y]
             b.mean_y = [min(y_hi, max(y_lo, v)) for v in b.mean_y]
-        draw(b, *rest)
+        draw(b, i, smooth_it, envelope, grey, along)
     if scale.outliers:
-        for above, edge, arrow in ((True, y_hi, "▲"), (False, y_lo, "▼")):
-            xs = [o.x for o in scale.outliers if o.above is above]
-            if xs:
-                fig.draw(fig.signal(xs, [edge] * len(xs), marker=plt.marker(arrow, plt.pixel(foreground=MARK))))
+        for above, at, arrow in ((True, y_hi, "▲"), (False, y_lo, "▼")):
+            off_xs = [o.x for o in scale.outliers if o.above is above]
+            if off_xs:
+                fig.draw(fig.signal(off_xs, [at] * len(off_xs), marker=plt.marker(arrow, plt.pixel(foreground=MARK))))
         if off_scale is not None:
             real = (lambda v: 10**v) if options.log_y else (lambda v: v)
             off_scale.extend(Outlier(o.x, real(o.y), o.above) for o in scale.outliers)
@@ -188,42 +190,69 @@ def short_num(x: float) -> str:
     return f"{x:.3g}"
 
 
-def legend(traces: list[Trace], name: str, smoothing: float) -> Text:
-    """One line: colour key per rank, latest value, and the smoothing in use."""
+def legend(
+    traces: list[Trace], name: str, smoothing: float, width: int | None = None, off_scale: Sequence[Outlier] = ()
+) -> Text:
+    """One line: colour key per rank, latest value, points off the scale, and the smoothing in
+    use. With `width`, labels are shortened (`fit_labels`) so that no value is cut."""
     out = Text(no_wrap=True, overflow="ellipsis")
     shown = [t for t in traces if len(t.ys)]
+    entries: list[tuple[int, str, str]] = []  # (colour, label, value)
+    extra = ""
     if len(traces) > MAX_RANK_LINES:
-        return _band_legend(out, traces, shown, name, smoothing)
-    for i, trace in enumerate(shown[:MAX_LEGEND]):
-        out.append("■ ", style=f"color({colour(i)})")
-        out.append(trace.label)
-        out.append(f" {fmt_num(trace.ys[-1])}  ", style="bold")
-    if len(shown) > MAX_LEGEND:
-        out.append(f"+{len(shown) - MAX_LEGEND} ranks  ", style="dim")
+        latest = [t.ys[-1] for t in shown if math.isfinite(t.ys[-1])]
+        mean = f"{fmt_num(sum(latest) / len(latest))}" if latest else ""
+        band = [
+            (colour(i), f"{trace.label} ({why})", fmt_num(trace.ys[-1]))
+            for i, (why, trace) in enumerate(band_outliers(traces), 1)
+        ]
+        head = f"mean of {len(shown)} ranks"
+    else:
+        band = []
+        head = ""
+        entries = [(colour(i), t.label, fmt_num(t.ys[-1])) for i, t in enumerate(shown[:MAX_LEGEND])]
+        if len(shown) > MAX_LEGEND:
+            extra = f"+{len(shown) - MAX_LEGEND} ranks  "
+    entries = entries or band
+    off = off_scale_note(off_scale)
+    fixed = sum(5 + len(v) for _c, _l, v in entries) - 2 + len(extra) + len(off)  # - the last gap
+    if head:
+        fixed += 5 + len(head) + len(mean)
+    labels = fit_labels([label for _c, label, _v in entries], fixed, width) if width else [e[1] for e in entries]
+    if head:
+        out.append("■ ", style=f"color({colour(0)})")
+        out.append(head)
+        if mean:
+            out.append(f" {mean}  ", style="bold")
+    for (c, _label, value), label in zip(entries, labels, strict=True):
+        out.append("■ ", style=f"color({c})")
+        out.append(label)
+        out.append(f" {value}  ", style="bold")
+    if extra:
+        out.append(extra, style="dim")
+    if off:
+        out.append(off, style=f"color({MARK})")
     restarts = [t.restart_step for t in shown if t.restart_step is not None]
     if restarts:  # earlier attempts are not drawn: say so, so nothing looks lost
         out.append(f"since restart at step {fmt_num(min(restarts))}  ", style="yellow")
-    if name in SMOOTHED and smoothing > 0:
+    if head:
+        smoothed = f"EMA {smoothing:g}, " if name in SMOOTHED and smoothing > 0 else ""
+        out.append(f"{smoothed}grey: min/max over ranks; each rank: tab 2", style="dim")
+    elif name in SMOOTHED and smoothing > 0:
         out.append(f"EMA {smoothing:g} (grey: min/max)", style="dim")
     return out
 
 
-def _band_legend(out: Text, traces: list[Trace], shown: list[Trace], name: str, smoothing: float) -> Text:
-    latest = [t.ys[-1] for t in shown if math.isfinite(t.ys[-1])]
-    out.append("■ ", style=f"color({colour(0)})")
-    out.append(f"mean of {len(shown)} ranks")
-    if latest:
-        out.append(f" {fmt_num(sum(latest) / len(latest))}  ", style="bold")
-    for i, (why, trace) in enumerate(band_outliers(traces), 1):
-        out.append("■ ", style=f"color({colour(i)})")
-        out.append(f"{trace.label} ({why})")
-        out.append(f" {fmt_num(trace.ys[-1])}  ", style="bold")
-    restarts = [t.restart_step for t in shown if t.restart_step is not None]
-    if restarts:
-        out.append(f"since restart at step {fmt_num(min(restarts))}  ", style="yellow")
-    smoothed = f"EMA {smoothing:g}, " if name in SMOOTHED and smoothing > 0 else ""
-    out.append(f"{smoothed}grey: min/max over ranks; each rank: tab 2", style="dim")
-    return out
+def off_scale_note(points: Sequence[Outlier]) -> str:
+    """`▲ 38.2 @1  `: the highest (and lowest) point left off the scale, and how many more."""
+    parts = []
+    for above, arrow in ((True, "▲"), (False, "▼")):
+        side = [o for o in points if o.above is above]
+        if side:
+            worst = max(side, key=lambda o: o.y) if above else min(side, key=lambda o: o.y)
+            more = f" +{len(side) - 1}" if len(side) > 1 else ""
+            parts.append(f"{arrow} {fmt_num(worst.y)} @{short_num(worst.x)}{more}  ")
+    return "".join(parts)
 
 
 class Chart(Widget):
@@ -295,6 +324,7 @@ class Chart(Widget):
         if inputs is None:
             return
         self._drawn_size = (w, h)
+        off: list[Outlier] = []
         try:
             self._plot = render_chart(
                 inputs.traces,
@@ -304,10 +334,11 @@ class Chart(Widget):
                 options=inputs.options,
                 marks=inputs.marks,
                 x_label=inputs.x_label,
+                off_scale=off,
             )
         except Exception as exc:  # a plotting corner case must not take the dashboard down
             self._plot = Text(printable(f"cannot draw this chart: {exc.__class__.__name__}: {exc}"), style="dim")
-        self._legend = legend(inputs.traces, self.metric, inputs.options.smoothing)
+        self._legend = legend(inputs.traces, self.metric, inputs.options.smoothing, w, off)
         self.renders += 1
 
     def _fit(self) -> bool:
