@@ -17,6 +17,10 @@ THROUGHPUT = (
     "tflops",
     "mfu_pct",
 )
+# Memory metrics, what a user watches first: the peak allocated (what decides an OOM), then the
+# peak reserved, then the instant values (Megatron prints `allocated` once after step 5, a
+# misleading 0.29 GiB beside a 14.2 GiB peak). The others stay selectable with `m`.
+MEMORY = ("max_mem_gib", "max_reserved_mem_gib", "mem_gib", "reserved_mem_gib")
 # Charts shown by default, in this order, when the log has them.
 DEFAULT_CHARTS = (
     "loss",
@@ -26,13 +30,15 @@ DEFAULT_CHARTS = (
     "grad_norm",
     "loss_scale",
     "eval_loss",
-    "mem_gib",
+    *MEMORY,
     "data_time_s",
 )
-# Of each family the dashboard charts only the best one the log has (one chart for samples/s).
-RATE_FAMILIES = (
+# Of each family the dashboard charts only the best one the log has (one chart for samples/s,
+# one for memory).
+CHART_FAMILIES = (
     ("samples_per_s", "running_avg_samples_per_s", "samples_per_s_per_gpu"),
     ("tokens_per_s", "tokens_per_s_per_gpu"),
+    MEMORY,
 )
 TITLES = {
     "loss": "loss",
@@ -50,6 +56,8 @@ TITLES = {
     "eval_loss": "eval loss",
     "mem_gib": "memory (GiB)",
     "max_mem_gib": "peak memory (GiB)",
+    "reserved_mem_gib": "reserved memory (GiB)",
+    "max_reserved_mem_gib": "peak reserved memory (GiB)",
     "data_time_s": "data time (s)",
 }
 
@@ -61,7 +69,7 @@ def title_for(name: str) -> str:
 def default_charts(present: Iterable[str]) -> list[str]:
     """DEFAULT_CHARTS the log has, keeping only the best metric of each throughput family."""
     have = set(present)
-    skip = {m for family in RATE_FAMILIES for m in [n for n in family if n in have][1:]}
+    skip = {m for family in CHART_FAMILIES for m in [n for n in family if n in have][1:]}
     return [m for m in DEFAULT_CHARTS if m in have and m not in skip]
 
 
