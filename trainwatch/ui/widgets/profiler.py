@@ -224,6 +224,9 @@ class BreakdownBar(Widget):
         return breakdown_text(self.breakdown, self.content_size.width or 60)
 
 
+ARROW = 2  # " ▼" on the sorted column's header
+
+
 class ProfileTable(DataTable[Text]):
     """One profile report, by share of the time (largest first); `o` (or clicking a header) sorts
     by the next column. The name column gets what the numbers leave of the width, shortened in
@@ -245,15 +248,15 @@ class ProfileTable(DataTable[Text]):
         self.sort_index = share if share is not None else -1
         self.sort_reverse = True
         self.order = self._sorted() if share is not None else list(range(len(self.data.cells)))
-        self.widths = [  # + 2: the sort arrow
-            max([len(h) + 2] + [c.cell_len for c in (row[i] for row in self.data.cells)])
+        self.widths = [
+            max([len(h)] + [c.cell_len for c in (row[i] for row in self.data.cells)])
             for i, h in enumerate(self.header[1:])
         ]
         self.name_width = -1
 
     def name_width_for(self, width: int) -> int:
         """What the other columns leave of `width` (at least NAME_MIN, at most the longest name)."""
-        others = sum(w + PAD for w in self.widths)
+        others = sum(w + PAD for w in self.widths) + ARROW  # the sorted column's arrow
         longest = max([len(self.header[0])] + [len(n) for n in self.data.names])
         room = width - others - PAD - 2  # - the vertical scrollbar
         return max(NAME_MIN, min(longest, room))
@@ -272,7 +275,8 @@ class ProfileTable(DataTable[Text]):
         self.clear(columns=True)
         self.add_column(self.header_label(0), width=name_w, key="0")
         for i, w in enumerate(self.widths, start=1):
-            self.add_column(self.header_label(i), width=w, key=str(i))
+            room = max(w, len(self.header[i]) + ARROW) if i == self.sort_index else w
+            self.add_column(self.header_label(i), width=room, key=str(i))
         self._fill(self.order)
 
     def header_label(self, index: int) -> Text:
@@ -281,12 +285,6 @@ class ProfileTable(DataTable[Text]):
         if index == self.sort_index:
             label.append(" ▼" if self.sort_reverse else " ▲", style="bold")
         return label
-
-    def _mark_sort(self) -> None:
-        """Put the sort arrow on the sorted column's header only (the widths leave room for it)."""
-        for key, column in self.columns.items():
-            column.label = self.header_label(int(str(key.value)))
-        self.refresh()
 
     def _fill(self, order: list[int]) -> None:
         self.order = order
@@ -311,8 +309,9 @@ class ProfileTable(DataTable[Text]):
             self.sort_reverse = not self.sort_reverse
         else:
             self.sort_index, self.sort_reverse = index, index != 0
-        self._fill(self._sorted())
-        self._mark_sort()
+        self.order = self._sorted()
+        self.name_width = -1  # the columns again: the arrow moved, and its width with it
+        self._layout(self.size.width or self.app.size.width)
 
     def action_sort_next(self) -> None:
         self.sort_by((self.sort_index + 1) % len(self.header))
