@@ -15,8 +15,10 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping
 from functools import partial
+from pathlib import Path
 
 from textual import on
+from textual._files import generate_datetime_filename
 from textual.app import App, SystemCommand
 from textual.reactive import var
 from textual.screen import Screen
@@ -222,6 +224,28 @@ class TrainwatchApp(App[None]):
         yield from (c for c in super().get_system_commands(screen) if c.title != "Keys")
         for action, title, description in palette_entries(KEYS, self.keymap):
             yield SystemCommand(title, description, partial(self._run_from_palette, action))
+
+    # Where the palette's "Screenshot" saves: this directory if set (a `--screenshot-dir`), else
+    # the current directory, which the user knows (Textual's default, ~/Downloads, may not exist
+    # on a cluster node, and its failure toast named neither the path nor the reason).
+    screenshot_dir: Path | None = None
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """Save an SVG of the screen and say where, or why not. Returns the file's path."""
+        if self.is_web:  # served in a browser: the browser downloads it
+            return super().deliver_screenshot(filename, path, time_format)
+        directory = Path(path) if path else (self.screenshot_dir or Path.cwd())
+        target = directory.resolve() / (filename or generate_datetime_filename(self.title, ".svg", time_format))
+        try:
+            target.write_text(self.export_screenshot(), encoding="utf-8")
+        except OSError as exc:
+            why = exc.strerror or exc.__class__.__name__
+            self.notify(f"not saved to {target}: {why}", title="Screenshot", severity="error", markup=False)
+            return None
+        self.notify(f"saved to {target}", title="Screenshot", markup=False)
+        return str(target)
 
 
 def run_dashboard(paths: list[str], poll: bool = False, poll_interval: float | None = None) -> None:

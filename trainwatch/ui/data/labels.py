@@ -17,6 +17,10 @@ THROUGHPUT = (
     "tflops",
     "mfu_pct",
 )
+# Memory metrics, what a user watches first: the peak allocated (what decides an OOM), then the
+# peak reserved, then the instant values (Megatron prints `allocated` once after step 5, a
+# misleading 0.29 GiB beside a 14.2 GiB peak). The others stay selectable with `m`.
+MEMORY = ("max_mem_gib", "max_reserved_mem_gib", "mem_gib", "reserved_mem_gib")
 # Charts shown by default, in this order, when the log has them.
 DEFAULT_CHARTS = (
     "loss",
@@ -26,13 +30,15 @@ DEFAULT_CHARTS = (
     "grad_norm",
     "loss_scale",
     "eval_loss",
-    "mem_gib",
+    *MEMORY,
     "data_time_s",
 )
-# Of each family the dashboard charts only the best one the log has (one chart for samples/s).
-RATE_FAMILIES = (
+# Of each family the dashboard charts only the best one the log has (one chart for samples/s,
+# one for memory).
+CHART_FAMILIES = (
     ("samples_per_s", "running_avg_samples_per_s", "samples_per_s_per_gpu"),
     ("tokens_per_s", "tokens_per_s_per_gpu"),
+    MEMORY,
 )
 TITLES = {
     "loss": "loss",
@@ -50,6 +56,8 @@ TITLES = {
     "eval_loss": "eval loss",
     "mem_gib": "memory (GiB)",
     "max_mem_gib": "peak memory (GiB)",
+    "reserved_mem_gib": "reserved memory (GiB)",
+    "max_reserved_mem_gib": "peak reserved memory (GiB)",
     "data_time_s": "data time (s)",
 }
 
@@ -61,7 +69,7 @@ def title_for(name: str) -> str:
 def default_charts(present: Iterable[str]) -> list[str]:
     """DEFAULT_CHARTS the log has, keeping only the best metric of each throughput family."""
     have = set(present)
-    skip = {m for family in RATE_FAMILIES for m in [n for n in family if n in have][1:]}
+    skip = {m for family in CHART_FAMILIES for m in [n for n in family if n in have][1:]}
     return [m for m in DEFAULT_CHARTS if m in have and m not in skip]
 
 
@@ -94,3 +102,28 @@ def short_source(source: str, width: int = 28) -> str:
 def many_hosts(keys: Iterable[RankKey]) -> bool:
     """Name the node in labels only when there are several (local rank numbers repeat per node)."""
     return len({k.host for k in keys if k.host}) > 1
+
+
+def compact_label(label: str) -> str:
+    """`rank 3` -> `r3` (also inside `host/rank 3` or `eval loss rank 3`)."""
+    return label.replace("rank ", "r")
+
+
+def fit_labels(labels: list[str], fixed: int, width: int) -> list[str]:
+    """Labels short enough that they and `fixed` cells of values and keys fit in `width`: first
+    `compact_label`, then cut in the middle (keeping more of the end, where the rank number is),
+    each to the same length but not below 4 cells. A legend shortens its labels so it does not
+    have to cut a value (a straggler's step time is what the user came for)."""
+    if fixed + sum(len(s) for s in labels) <= width:
+        return labels
+    short = [compact_label(s) for s in labels]
+    longest = max((len(s) for s in short), default=0)
+    cap = longest
+    while cap > 4 and fixed + sum(min(len(s), cap) for s in short) > width:
+        cap -= 1
+    return [s if len(s) <= cap else _cut(s, cap) for s in short]
+
+
+def _cut(text: str, cap: int) -> str:
+    head = (cap - 1) // 3
+    return text[:head] + "…" + text[len(text) - (cap - 1 - head) :]

@@ -7,6 +7,7 @@ The data is reduced to min/max per terminal column before plotext sees it (plote
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -28,6 +29,8 @@ from trainwatch.ui.data import (
     rank_band,
     title_for,
 )
+from trainwatch.ui.data.labels import fit_labels
+from trainwatch.ui.data.yrange import Outlier, robust_range
 from trainwatch.ui.format import fmt_num
 from trainwatch.ui.redraw import CHARTS
 
@@ -63,8 +66,11 @@ def render_chart(
     options: ChartOptions,
     marks: list[float] | None = None,
     x_label: str = "",
+    off_scale: list[Outlier] | None = None,
 ) -> Text:
-    """The plot (without legend) as Text, `height` lines of `width` cells."""
+    """The plot (without legend) as Text, `height` lines of `width` cells. The y scale is
+    `robust_range`'s: points it leaves out are drawn as ▲/▼ at the edge and, with `off_scale`
+    given, appended to it (real values, for the legend)."""
     width, height = max(width, 20), max(height, 4)
     plot_columns = max(8, width - 10)  # y tick labels and frame take ~10 columns
     smooth = name in SMOOTHED and options.smoothing > 0
@@ -72,17 +78,20 @@ def render_chart(
     fig.clear()
     fig.theme("simple")
     fig.plot_size(width, height)
-    y_marks: list[float] = []
-    y_tops: list[float] = []
+    # Reduce every series first, then scale (`robust_range`), then draw clamped to the scale.
+    jobs: list[tuple[Buckets, int, bool, bool, bool, bool]] = []
 
-    def draw(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool = False, along: bool = False) -> None:
-        """One reduced series: its line (or its EMA over a grey min/max envelope); grey: drawn
-        in the envelope's colour; along: the mean line (a band's), not the min/max zigzag."""
+    def add(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool = False, along: bool = False) -> None:
         if not b.env_x:
             return
         if options.log_y:  # plotted as log10, labelled with the real values
             b.env_y = [math.log10(v) for v in b.env_y]
             b.mean_y = [math.log10(v) for v in b.mean_y]
+        jobs.append((b, i, smooth, envelope, grey, along))
+
+    def draw(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool, along: bool) -> None:
+        """One reduced series: its line (or its EMA over a grey min/max envelope); grey: drawn
+        in the envelope's colour; along: the mean line (a band's), not the min/max zigzag."""
         if len(b.env_x) == 1:  # one point (a single memory report): a marker, not an invisible dot
             fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", plt.pixel(foreground=colour(i)))))
         elif grey:
@@ -98,36 +107,49 @@ def render_chart(
             fig.draw(
                 fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines()
             )
-        y_marks.append(min(b.env_y))
-        y_tops.append(max(b.env_y))
 
     if len(traces) > MAX_RANK_LINES:  # every rank in one band, the outermost ranks on their own
         band = rank_band(traces, plot_columns, positive_only=options.log_y)
         if band.xs:
             for edge in (band.low, band.high):  # the band's edges as two grey lines
-                draw(Buckets(band.xs, edge, band.xs, edge, band.counts), 0, False, envelope=False, grey=True)
+                add(Buckets(band.xs, edge, band.xs, edge, band.counts), 0, False, envelope=False, grey=True)
             mean = Buckets(band.xs, band.mean, band.xs, band.mean, band.counts)
-            draw(mean, 0, smooth, envelope=False, along=True)
+            add(mean, 0, smooth, envelope=False, along=True)
         for i, (_why, trace) in enumerate(band_outliers(traces), 1):
-            draw(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=False)
+            add(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=False)
     else:
         for i, trace in enumerate(traces):
-            draw(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=smooth)
-    drawn = len(y_marks)
-    if not drawn:
+            add(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=smooth)
+    scale = robust_range([(b.env_x, b.env_y) for b, *_ in jobs])
+    if scale is None:
         return Text("no data yet", style="dim", justify="center")
+    y_lo, y_hi = scale.lo, scale.hi
+    for b, i, smooth_it, envelope, grey, along in jobs:
+        if scale.outliers:  # off-scale points drawn at the edge, where their markers sit
+            b.env_y = [min(y_hi, max(y_lo, v)) for v in b.env_y]
+            b.mean_y = [min(y_hi, max(y_lo, v)) for v in b.mean_y]
+        draw(b, i, smooth_it, envelope, grey, along)
+    if scale.outliers:
+        for above, at, arrow in ((True, y_hi, "▲"), (False, y_lo, "▼")):
+            off_xs = [o.x for o in scale.outliers if o.above is above]
+            if off_xs:
+                fig.draw(fig.signal(off_xs, [at] * len(off_xs), marker=plt.marker(arrow, plt.pixel(foreground=MARK))))
+        if off_scale is not None:
+            real = (lambda v: 10**v) if options.log_y else (lambda v: v)
+            off_scale.extend(Outlier(o.x, real(o.y), o.above) for o in scale.outliers)
     if marks:
-        y = min(y_marks)
-        fig.draw(fig.signal(marks, [y] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
-    y_lo, y_hi = min(y_marks), max(y_tops)
+        fig.draw(fig.signal(marks, [y_lo] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
     if y_hi - y_lo <= abs(y_lo) * 1e-9:  # a constant series (to rounding): centre it, one tick at its value
         pad = 0.5 if options.log_y else (abs(y_lo) * 0.1 or 1.0)
         fig.ruler(1).lim(y_lo - pad, y_hi + pad)
         fig.ruler(1).ticks([y_lo], [short_num(10**y_lo) if options.log_y else fmt_num(y_lo)])
-    elif options.log_y:
-        ys = nice_ticks(y_lo, y_hi, 4)
-        if ys:
-            fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
+    else:
+        if scale.outliers:
+            fig.ruler(1).lim(y_lo, y_hi)
+        if options.log_y:
+            ys = nice_ticks(y_lo, y_hi, 4)
+            if ys:
+                fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
     lo = min(min(t.xs) for t in traces if len(t.xs))
     hi = max(max(t.xs) for t in traces if len(t.xs))
     if hi <= lo:  # a single step: plotext would invent a 0..1 range with odd labels
@@ -168,42 +190,69 @@ def short_num(x: float) -> str:
     return f"{x:.3g}"
 
 
-def legend(traces: list[Trace], name: str, smoothing: float) -> Text:
-    """One line: colour key per rank, latest value, and the smoothing in use."""
+def legend(
+    traces: list[Trace], name: str, smoothing: float, width: int | None = None, off_scale: Sequence[Outlier] = ()
+) -> Text:
+    """One line: colour key per rank, latest value, points off the scale, and the smoothing in
+    use. With `width`, labels are shortened (`fit_labels`) so that no value is cut."""
     out = Text(no_wrap=True, overflow="ellipsis")
     shown = [t for t in traces if len(t.ys)]
+    entries: list[tuple[int, str, str]] = []  # (colour, label, value)
+    extra = ""
     if len(traces) > MAX_RANK_LINES:
-        return _band_legend(out, traces, shown, name, smoothing)
-    for i, trace in enumerate(shown[:MAX_LEGEND]):
-        out.append("■ ", style=f"color({colour(i)})")
-        out.append(trace.label)
-        out.append(f" {fmt_num(trace.ys[-1])}  ", style="bold")
-    if len(shown) > MAX_LEGEND:
-        out.append(f"+{len(shown) - MAX_LEGEND} ranks  ", style="dim")
+        latest = [t.ys[-1] for t in shown if math.isfinite(t.ys[-1])]
+        mean = f"{fmt_num(sum(latest) / len(latest))}" if latest else ""
+        band = [
+            (colour(i), f"{trace.label} ({why})", fmt_num(trace.ys[-1]))
+            for i, (why, trace) in enumerate(band_outliers(traces), 1)
+        ]
+        head = f"mean of {len(shown)} ranks"
+    else:
+        band = []
+        head = ""
+        entries = [(colour(i), t.label, fmt_num(t.ys[-1])) for i, t in enumerate(shown[:MAX_LEGEND])]
+        if len(shown) > MAX_LEGEND:
+            extra = f"+{len(shown) - MAX_LEGEND} ranks  "
+    entries = entries or band
+    off = off_scale_note(off_scale)
+    fixed = sum(5 + len(v) for _c, _l, v in entries) - 2 + len(extra) + len(off)  # - the last gap
+    if head:
+        fixed += 5 + len(head) + len(mean)
+    labels = fit_labels([label for _c, label, _v in entries], fixed, width) if width else [e[1] for e in entries]
+    if head:
+        out.append("■ ", style=f"color({colour(0)})")
+        out.append(head)
+        if mean:
+            out.append(f" {mean}  ", style="bold")
+    for (c, _label, value), label in zip(entries, labels, strict=True):
+        out.append("■ ", style=f"color({c})")
+        out.append(label)
+        out.append(f" {value}  ", style="bold")
+    if extra:
+        out.append(extra, style="dim")
+    if off:
+        out.append(off, style=f"color({MARK})")
     restarts = [t.restart_step for t in shown if t.restart_step is not None]
     if restarts:  # earlier attempts are not drawn: say so, so nothing looks lost
         out.append(f"since restart at step {fmt_num(min(restarts))}  ", style="yellow")
-    if name in SMOOTHED and smoothing > 0:
+    if head:
+        smoothed = f"EMA {smoothing:g}, " if name in SMOOTHED and smoothing > 0 else ""
+        out.append(f"{smoothed}grey: min/max over ranks; each rank: tab 2", style="dim")
+    elif name in SMOOTHED and smoothing > 0:
         out.append(f"EMA {smoothing:g} (grey: min/max)", style="dim")
     return out
 
 
-def _band_legend(out: Text, traces: list[Trace], shown: list[Trace], name: str, smoothing: float) -> Text:
-    latest = [t.ys[-1] for t in shown if math.isfinite(t.ys[-1])]
-    out.append("■ ", style=f"color({colour(0)})")
-    out.append(f"mean of {len(shown)} ranks")
-    if latest:
-        out.append(f" {fmt_num(sum(latest) / len(latest))}  ", style="bold")
-    for i, (why, trace) in enumerate(band_outliers(traces), 1):
-        out.append("■ ", style=f"color({colour(i)})")
-        out.append(f"{trace.label} ({why})")
-        out.append(f" {fmt_num(trace.ys[-1])}  ", style="bold")
-    restarts = [t.restart_step for t in shown if t.restart_step is not None]
-    if restarts:
-        out.append(f"since restart at step {fmt_num(min(restarts))}  ", style="yellow")
-    smoothed = f"EMA {smoothing:g}, " if name in SMOOTHED and smoothing > 0 else ""
-    out.append(f"{smoothed}grey: min/max over ranks; each rank: tab 2", style="dim")
-    return out
+def off_scale_note(points: Sequence[Outlier]) -> str:
+    """`▲ 38.2 @1  `: the highest (and lowest) point left off the scale, and how many more."""
+    parts = []
+    for above, arrow in ((True, "▲"), (False, "▼")):
+        side = [o for o in points if o.above is above]
+        if side:
+            worst = max(side, key=lambda o: o.y) if above else min(side, key=lambda o: o.y)
+            more = f" +{len(side) - 1}" if len(side) > 1 else ""
+            parts.append(f"{arrow} {fmt_num(worst.y)} @{short_num(worst.x)}{more}  ")
+    return "".join(parts)
 
 
 class Chart(Widget):
@@ -275,6 +324,7 @@ class Chart(Widget):
         if inputs is None:
             return
         self._drawn_size = (w, h)
+        off: list[Outlier] = []
         try:
             self._plot = render_chart(
                 inputs.traces,
@@ -284,10 +334,11 @@ class Chart(Widget):
                 options=inputs.options,
                 marks=inputs.marks,
                 x_label=inputs.x_label,
+                off_scale=off,
             )
         except Exception as exc:  # a plotting corner case must not take the dashboard down
             self._plot = Text(printable(f"cannot draw this chart: {exc.__class__.__name__}: {exc}"), style="dim")
-        self._legend = legend(inputs.traces, self.metric, inputs.options.smoothing)
+        self._legend = legend(inputs.traces, self.metric, inputs.options.smoothing, w, off)
         self.renders += 1
 
     def _fit(self) -> bool:

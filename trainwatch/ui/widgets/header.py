@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widget import Widget
 from textual.widgets import Static
 
 from trainwatch.diagnosis.clock import fmt_age, written_at
@@ -141,10 +144,42 @@ def findings_text(items: list[Finding], limit: int = 3) -> Text:
     return out
 
 
-class RunHeader(Static):
+STATES = ("running", "finished", "stalled", "crashed", "unknown")
+
+
+class StatusBadge(Static):
+    """RUNNING / STALLED / ...: coloured by its class (`-running`, `-stalled`, ...) on the theme's
+    variables in app.tcss, so a theme switch (`ctrl+p` -> theme) recolours it."""
+
     DEFAULT_CSS = """
-    RunHeader { height: auto; padding: 0 1; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
+    StatusBadge { width: auto; height: 1; padding: 0 1; text-style: bold; }
     """
+
+    def set_status(self, status: str) -> None:
+        state = status if status in STATES else "unknown"
+        for other in STATES:
+            self.set_class(other == state, f"-{other}")
+        self.update(status.upper())
+
+
+class RunHeader(Widget):
+    """The badge and the rest of the progress line, then sources and findings. `show` takes the
+    lines as `progress_line` (which starts with the badge's text), `source_line` and
+    `findings_text` build them; the badge's own colour comes from CSS, not from that Text."""
+
+    DEFAULT_CSS = """
+    RunHeader { height: auto; padding: 0 1; background: $boost; }
+    RunHeader > Horizontal { height: 1; }
+    RunHeader Static { text-wrap: nowrap; text-overflow: ellipsis; }
+    RunHeader #header-progress { width: 1fr; }
+    RunHeader #header-rest { height: auto; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield StatusBadge(id="header-status")
+            yield Static(id="header-progress")
+        yield Static(id="header-rest")
 
     def show(self, sources: Text, progress: Text, findings: Text) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
@@ -155,9 +190,23 @@ class RunHeader(Static):
             text.append("\n")
             text.append_text(findings)
         last: Text | None = getattr(self, "_last", None)
-        if last != text:
-            self._last = text
-            # Same number of lines (an age ticking, a new step): repaint this widget only; a
-            # layout pass re-arranges the whole screen and costs ~3x more (idle CPU).
-            same_height = last is not None and last.plain.count("\n") == text.plain.count("\n")
-            self.update(text, layout=not same_height)
+        if last == text:
+            return
+        self._last = text
+        badge, rest = split_badge(progress)
+        self.query_one(StatusBadge).set_status(badge)
+        body = sources.copy()
+        if findings.plain:
+            body.append("\n")
+            body.append_text(findings)
+        # Same number of lines (an age ticking, a new step): repaint only; a layout pass
+        # re-arranges the whole screen and costs ~3x more (idle CPU).
+        same_height = last is not None and last.plain.count("\n") == text.plain.count("\n")
+        self.query_one("#header-progress", Static).update(rest, layout=False)
+        self.query_one("#header-rest", Static).update(body, layout=not same_height)
+
+
+def split_badge(progress: Text) -> tuple[str, Text]:
+    """`progress_line`'s status word (its first span, ` RUNNING `) and the rest of the line."""
+    word = progress.plain.split(" ", 2)[1] if progress.plain.startswith(" ") else ""
+    return word.lower(), progress[len(word) + 2 :] if word else progress

@@ -224,6 +224,9 @@ class BreakdownBar(Widget):
         return breakdown_text(self.breakdown, self.content_size.width or 60)
 
 
+ARROW = 2  # " ▼" on the sorted column's header
+
+
 class ProfileTable(DataTable[Text]):
     """One profile report, by share of the time (largest first); `o` (or clicking a header) sorts
     by the next column. The name column gets what the numbers leave of the width, shortened in
@@ -253,7 +256,7 @@ class ProfileTable(DataTable[Text]):
 
     def name_width_for(self, width: int) -> int:
         """What the other columns leave of `width` (at least NAME_MIN, at most the longest name)."""
-        others = sum(w + PAD for w in self.widths)
+        others = sum(w + PAD for w in self.widths) + ARROW  # the sorted column's arrow
         longest = max([len(self.header[0])] + [len(n) for n in self.data.names])
         room = width - others - PAD - 2  # - the vertical scrollbar
         return max(NAME_MIN, min(longest, room))
@@ -270,10 +273,18 @@ class ProfileTable(DataTable[Text]):
             return
         self.name_width = name_w
         self.clear(columns=True)
-        self.add_column(self.header[0], width=name_w, key="0")
-        for i, (h, w) in enumerate(zip(self.header[1:], self.widths, strict=False), start=1):
-            self.add_column(h, width=w, key=str(i))
+        self.add_column(self.header_label(0), width=name_w, key="0")
+        for i, w in enumerate(self.widths, start=1):
+            room = max(w, len(self.header[i]) + ARROW) if i == self.sort_index else w
+            self.add_column(self.header_label(i), width=room, key=str(i))
         self._fill(self.order)
+
+    def header_label(self, index: int) -> Text:
+        """A column's header, with ▼ (largest first) or ▲ on the column the rows are sorted by."""
+        label = Text(self.header[index])
+        if index == self.sort_index:
+            label.append(" ▼" if self.sort_reverse else " ▲", style="bold")
+        return label
 
     def _fill(self, order: list[int]) -> None:
         self.order = order
@@ -298,7 +309,9 @@ class ProfileTable(DataTable[Text]):
             self.sort_reverse = not self.sort_reverse
         else:
             self.sort_index, self.sort_reverse = index, index != 0
-        self._fill(self._sorted())
+        self.order = self._sorted()
+        self.name_width = -1  # the columns again: the arrow moved, and its width with it
+        self._layout(self.size.width or self.app.size.width)
 
     def action_sort_next(self) -> None:
         self.sort_by((self.sort_index + 1) % len(self.header))
