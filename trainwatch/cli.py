@@ -94,9 +94,29 @@ def patterns_option(func: F) -> F:
     )(func)
 
 
-def _pipeline_for_reading(paths: tuple[str, ...]) -> Pipeline:
+def labels_option(func: F) -> F:
+    return click.option(
+        "--label",
+        "labels",
+        metavar="NAME",
+        multiple=True,
+        help="Name of a stream PATH (a FIFO, `<(ssh node1 tail -F out.log)`), in the order of the"
+        " streams; repeat for each (default: stream 1, stream 2...).",
+    )(func)
+
+
+def _pipeline(paths: tuple[str, ...], labels: tuple[str, ...], **options: Any) -> Pipeline:
+    """A pipeline over PATHS; labels that do not fit the stream PATHs are a usage error."""
+    try:
+        return Pipeline(list(paths), labels=labels, **options)
+    except ValueError as exc:
+        _fail(str(exc))
+        raise  # (not reached: _fail exits)
+
+
+def _pipeline_for_reading(paths: tuple[str, ...], labels: tuple[str, ...]) -> Pipeline:
     """A pipeline over paths that must exist now (summary, export, check)."""
-    pipeline = Pipeline(list(paths))
+    pipeline = _pipeline(paths, labels)
     for problem in pipeline.problems:
         if problem.kind is ProblemKind.MISSING:
             _fail(problem.message)
@@ -131,6 +151,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @main.command("open")
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
+@labels_option
 @click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
 @click.option(
     "--poll-interval",
@@ -140,11 +161,13 @@ def main(ctx: click.Context, debug: bool) -> None:
     " 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
 @click.pass_context
-def open_dashboard(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
-    """Open the live dashboard on PATHS (files, directories, globs, or - for stdin)."""
+def open_dashboard(
+    ctx: click.Context, paths: tuple[str, ...], labels: tuple[str, ...], poll: bool, poll_interval: float | None
+) -> None:
+    """Open the live dashboard on PATHS (files, directories, globs, streams, or - for stdin)."""
     if not sys.stdout.isatty():
         warn("stdout is not a terminal; printing the summary instead of the dashboard")
-        ctx.invoke(summary, paths=paths, as_json=False)
+        ctx.invoke(summary, paths=paths, labels=labels, as_json=False)
         return
     if "-" in paths:
         from trainwatch.sources.stdin import keys_from_terminal
@@ -153,22 +176,28 @@ def open_dashboard(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_
             warn(
                 "stdin is the data and there is no terminal to read keys from; printing the summary once the input ends"
             )
-            ctx.invoke(summary, paths=paths, as_json=False)
+            ctx.invoke(summary, paths=paths, labels=labels, as_json=False)
             return
+    from trainwatch.sources.discover import stream_labels
     from trainwatch.ui.app import run_dashboard
 
-    run_dashboard(list(paths), poll=poll, poll_interval=poll_interval)
+    try:
+        stream_labels(list(paths), list(labels))
+    except ValueError as exc:
+        _fail(str(exc))
+    run_dashboard(list(paths), poll=poll, poll_interval=poll_interval, labels=list(labels))
 
 
 @main.command()
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
+@labels_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (the contract's summary), for scripts.")
-def summary(paths: tuple[str, ...], as_json: bool) -> None:
+def summary(paths: tuple[str, ...], labels: tuple[str, ...], as_json: bool) -> None:
     """Read PATHS to their end and report: status, steps, latest metrics, phases, events, findings."""
     from trainwatch.views.summary import print_summary, summary_json
 
-    pipeline = _pipeline_for_reading(paths)
+    pipeline = _pipeline_for_reading(paths, labels)
     pipeline.read_to_end()
     if as_json:
         import json
@@ -181,18 +210,19 @@ def summary(paths: tuple[str, ...], as_json: bool) -> None:
 @main.command()
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
+@labels_option
 @click.option(
     "--stall-after",
     type=float,
     default=None,
     help="Seconds without a step that count as stalled (default: from the log's own cadence).",
 )
-def check(paths: tuple[str, ...], stall_after: float | None) -> None:
+def check(paths: tuple[str, ...], labels: tuple[str, ...], stall_after: float | None) -> None:
     """Exit 0 if the run is running or finished, 1 if stalled, crashed or NaN, 3 if no training step is
     recognised (2: usage error); one line says why."""
     from trainwatch.diagnosis.check import check_line
 
-    pipeline = _pipeline_for_reading(paths)
+    pipeline = _pipeline_for_reading(paths, labels)
     pipeline.read_to_end()
     code, line = check_line(pipeline.store, stall_after=stall_after)
     click.echo(printable(line))
@@ -202,6 +232,7 @@ def check(paths: tuple[str, ...], stall_after: float | None) -> None:
 @main.command()
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
+@labels_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="jsonl", show_default=True)
 @click.option("--follow", "-f", is_flag=True, help="Keep following like tail -F; flush each record at once.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
@@ -214,13 +245,19 @@ def check(paths: tuple[str, ...], stall_after: float | None) -> None:
     " in the last 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
 def export(
-    paths: tuple[str, ...], fmt: str, follow: bool, output: str | None, poll: bool, poll_interval: float | None
+    paths: tuple[str, ...],
+    labels: tuple[str, ...],
+    fmt: str,
+    follow: bool,
+    output: str | None,
+    poll: bool,
+    poll_interval: float | None,
 ) -> None:
     """Write parsed records (step, phases, event, profile) as JSONL or CSV."""
     out = open(output, "w", encoding="utf-8") if output else sys.stdout
     writer: JsonlWriter | CsvWriter = JsonlWriter(out) if fmt == "jsonl" else CsvWriter(out, streaming=follow)
     if not follow:
-        pipeline = _pipeline_for_reading(paths)
+        pipeline = _pipeline_for_reading(paths, labels)
         pipeline.add_sink(writer.write)
         try:
             pipeline.read_to_end()
@@ -228,7 +265,7 @@ def export(
         except BrokenPipeError:
             sys.stderr.close()
         return
-    pipeline = Pipeline(list(paths), sink=writer.write, poll_interval=poll_interval, force_poll=poll)
+    pipeline = _pipeline(paths, labels, sink=writer.write, poll_interval=poll_interval, force_poll=poll)
     for problem in pipeline.problems:
         warn(problem.message)
     stop = threading.Event()
@@ -249,6 +286,7 @@ def export(
 @main.command()
 @patterns_option
 @click.argument("paths", nargs=-1, required=True)
+@labels_option
 @click.option(
     "--on-change",
     "on_change",
@@ -294,6 +332,7 @@ def export(
 )
 def watch(
     paths: tuple[str, ...],
+    labels: tuple[str, ...],
     on_change: str | None,
     every: float,
     settle: float,
@@ -308,7 +347,7 @@ def watch(
     exit code) unless --forever."""
     from trainwatch.views.watch_loop import run_watch
 
-    pipeline = Pipeline(list(paths), poll_interval=poll_interval, force_poll=poll)
+    pipeline = _pipeline(paths, labels, poll_interval=poll_interval, force_poll=poll)
     for problem in pipeline.problems:
         warn(problem.message)
     stop = threading.Event()

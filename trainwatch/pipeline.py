@@ -58,12 +58,19 @@ class SourceFeed:
         self.state = state
         self._sink = sink
         self._batch: list[Record] = []
-        self.parser = SourceParser(state.source, new_parsers(), self._batch.append, path=spec.path)
+        # A stream's path (`/dev/fd/63`) says nothing of ranks or hosts, and cannot be read again.
+        path = None if spec.stream else spec.path
+        self.parser = SourceParser(state.source, new_parsers(), self._batch.append, path=path)
         self.reader = SourceReader(spec, self, wake, bulk_ok)
         self._synced = -1  # parser.changes at the last _sync_stats
-        state.set_path(spec.path)
-        if spec.path is None:
-            state.set_follow_mode("stdin")
+        state.set_path(path)
+        if self.is_stream:
+            state.set_follow_mode("stdin" if spec.path is None else "stream")
+
+    @property
+    def is_stream(self) -> bool:
+        """Read as a pipe (stdin, a FIFO): it ends when its writer closes it."""
+        return self.reader.stream is not None
 
     @property
     def finished(self) -> bool:
@@ -181,7 +188,9 @@ class Pipeline:
         sink: BatchSink | None = None,
         poll_interval: float | None = None,
         force_poll: bool = False,
+        labels: Sequence[str] = (),
     ) -> None:
+        """labels: the names of the stream PATHs, in order (ValueError if they do not fit them)."""
         self.paths = list(paths)
         self.store = store if store is not None else Store()
         self._sinks: list[BatchSink] = [sink] if sink is not None else []
@@ -200,7 +209,7 @@ class Pipeline:
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
-        specs, self.problems = expand(self.paths)
+        specs, self.problems = expand(self.paths, list(labels))
         for spec in specs:
             self._add(spec)
             if spec.pattern:
@@ -326,7 +335,7 @@ class Pipeline:
     # ----------------------------------------------------------- wake-ups
     def _set_mode(self, feed: SourceFeed) -> None:
         inotify_ok = self._watcher is not None and not self._watcher.error
-        mode = follow_mode(feed.spec.path, self.force_poll, inotify_ok)
+        mode = feed.state.follow_mode if feed.is_stream else follow_mode(feed.spec.path, self.force_poll, inotify_ok)
         feed.state.set_follow_mode(mode)
         self.schedule.set_mode(feed.spec.name, mode)
 
@@ -335,7 +344,7 @@ class Pipeline:
             event_driven = [
                 feed.spec.path
                 for name, feed in self.readers.items()
-                if feed.spec.path is not None and self.schedule.event_driven(name)
+                if feed.spec.path is not None and not feed.is_stream and self.schedule.event_driven(name)
             ]
             flat, recursive = watch_dirs(event_driven, self._patterns, self.force_poll)
             if self._watcher.set_dirs(flat, recursive) and self._patterns:
@@ -349,13 +358,14 @@ class Pipeline:
     # ------------------------------------------------------------------ runs
     def read_to_end(self) -> None:
         """Read every source to its current end, then finish them (summary, export)."""
+        streams = [feed for feed in self.readers.values() if feed.is_stream]
+        while any(not feed.finished for feed in streams):
+            # stdin, FIFOs: read side by side until each closes (their threads buffer meanwhile)
+            if not any([feed.pump() for feed in streams]):
+                self._wake.wait(0.05)
+                self._wake.clear()
         for feed in list(self.readers.values()):
-            if feed.spec.path is None:
-                # stdin: read until it closes
-                while not feed.finished:
-                    if not feed.pump():
-                        self._wake.wait(0.05)
-                        self._wake.clear()
+            if feed.is_stream:
                 continue
             while feed.pump():
                 pass
@@ -388,8 +398,8 @@ class Pipeline:
     def follow(self, stop: threading.Event | None = None, until_inputs_end: bool = False) -> None:
         """Follow until stopped: the loop the background thread runs.
 
-        until_inputs_end: also return once every source is stdin and it has closed
-        (`cmd | trainwatch export --follow -` ends with its input)."""
+        until_inputs_end: also return once every source is a stream (stdin, a FIFO) and each has
+        closed (`cmd | trainwatch export --follow -` ends with its input)."""
         stop = stop or self._stop
         self._start_watching()
         try:
@@ -403,11 +413,7 @@ class Pipeline:
         watcher_failed = False
         woken = True
         while not stop.is_set():
-            if (
-                until_inputs_end
-                and self.readers
-                and all(f.finished and f.spec.path is None for f in self.readers.values())
-            ):
+            if until_inputs_end and self.readers and all(f.finished and f.is_stream for f in self.readers.values()):
                 return
             more, active = self.schedule.round(self.readers, time.monotonic(), woken)
             if self._watcher is not None and self._watcher.error and not watcher_failed:

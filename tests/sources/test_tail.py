@@ -32,7 +32,9 @@ def test_waits_for_a_file_that_does_not_exist_yet(tmp_path: Path) -> None:
     path = tmp_path / "nohup.out"
     t = FileTail(str(path))
     got = t.read()
-    assert got.events == [] and got.notes == ["waiting for the file to appear"]
+    assert got.events == [] and got.notes == [
+        f"waiting for the file to appear: no such file (looked for {path}); nothing named like it in {tmp_path}"
+    ]
     assert t.read().notes == []  # said once
     path.write_bytes(b"a\n")
     assert collect(t)[0] == {0: b"a\n"}

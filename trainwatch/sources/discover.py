@@ -1,8 +1,11 @@
 """Expand the user's PATH arguments into concrete sources.
 
-A PATH is a file, a directory (every log-like file under it, recursively), a glob, or `-`.
-Discovery never opens anything: FIFOs, sockets and devices are skipped by `stat` (and each
-one is reported: a `mkfifo logs/pipe` someone expected to be read is not silently ignored),
+A PATH is a file, a directory (every log-like file under it, recursively), a glob, `-`, or a
+stream: a FIFO named as such (`mkfifo`, or process substitution's `/dev/fd/63`), read as a pipe
+under a label (`--label node1`, else `stream 1`: `/dev/fd/63` means nothing to a reader).
+Discovery never opens anything: FIFOs found in a directory or glob, sockets and devices are
+skipped by `stat` (and each one is reported: a `mkfifo logs/pipe` someone expected to be read
+is not silently ignored; a FIFO in a shared directory could block a reader forever),
 symlink loops are cut by tracking real paths, and depth and count are bounded (a walk that
 meets a bound says so).
 """
@@ -15,7 +18,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from trainwatch.sources.problems import Problem, ProblemKind
+from trainwatch.sources.problems import Problem, ProblemKind, missing_hint
 
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".stdout", ".stderr")
 MAX_DEPTH = 12
@@ -32,6 +35,7 @@ class SourceSpec:
     name: str
     path: str | None  # None for stdin
     pattern: str | None = None  # the glob/dir it came from, for picking up new files
+    stream: bool = False  # a FIFO named on the command line (`<(ssh node1 tail -F out.log)`): read as a pipe
 
 
 def is_log_like(name: str) -> bool:
@@ -50,6 +54,27 @@ def _regular_file(path: str) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def _fifo(path: str) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def stream_labels(paths: list[str], labels: list[str]) -> dict[str, str]:
+    """The name each stream PATH is shown under: the `--label`s in the order of the stream
+    paths, then its position among them (`stream 2`). ValueError when labels are left over or
+    name two streams alike (their ranks would merge)."""
+    streams = list(dict.fromkeys(raw for raw in paths if raw != "-" and _fifo(raw)))
+    if len(labels) > len(streams):
+        raise ValueError(f"{len(labels)} --label given for {len(streams)} stream{'s' if len(streams) != 1 else ''}")
+    names = [*labels, *(f"stream {i + 1}" for i in range(len(labels), len(streams)))]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"--label {twice[0]!r} names two streams")
+    return dict(zip(streams, names, strict=True))
 
 
 def _special(path: str) -> bool:
@@ -114,16 +139,17 @@ def has_magic(path: str) -> bool:
     return glob.has_magic(path)
 
 
-def expand(paths: list[str]) -> tuple[list[SourceSpec], list[Problem]]:
+def expand(paths: list[str], labels: list[str] | None = None) -> tuple[list[SourceSpec], list[Problem]]:
     """Sources for the given PATHs, and a `Problem` for each PATH that matched nothing now or
     found something that is not read.
 
     A missing plain file is still returned (followers wait for it to appear); callers that
-    read once report it as an error.
+    read once report it as an error. `labels` name the stream PATHs (see `stream_labels`).
     """
     specs: list[SourceSpec] = []
     problems: list[Problem] = []
     seen: set[str] = set()
+    streams = stream_labels(paths, labels or [])
 
     def add(spec: SourceSpec) -> None:
         if spec.name not in seen:
@@ -133,6 +159,8 @@ def expand(paths: list[str]) -> tuple[list[SourceSpec], list[Problem]]:
     for raw in paths:
         if raw == "-":
             add(SourceSpec("-", None))
+        elif raw in streams:
+            add(SourceSpec(streams[raw], raw, stream=True))
         elif os.path.isdir(raw):
             skipped: list[str] = []
             stopped: list[Problem] = []
@@ -157,7 +185,7 @@ def expand(paths: list[str]) -> tuple[list[SourceSpec], list[Problem]]:
                 problems.append(_not_regular(raw))
                 continue
             if not os.path.exists(raw):
-                problems.append(Problem(ProblemKind.MISSING, raw, f"{raw}: no such file"))
+                problems.append(Problem(ProblemKind.MISSING, raw, f"{raw}: {missing_hint(raw)}"))
             add(SourceSpec(raw, raw))
     return specs, problems
 

@@ -1,5 +1,5 @@
-"""One source's bytes made lines: its file tail (or stdin), a line assembler per stream, and what
-truncation, replacement and rotation mean for the lines already started.
+"""One source's bytes made lines: its file tail (or its stream: stdin, a FIFO), a line assembler per
+stream, and what truncation, replacement and rotation mean for the lines already started.
 
 It knows nothing of parsers or the store: lines go to a `LineSink` (the pipeline hands them to
 the source's parser and raw-log ring), and each `pump` says what it found in a `Read`.
@@ -11,13 +11,14 @@ turns the lines of known hot shapes into column blocks), when the pipeline says 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from trainwatch.lines.assembler import Line, LineAssembler
 from trainwatch.sources.discover import SourceSpec
-from trainwatch.sources.stdin import StdinSource
+from trainwatch.sources.stream import StreamSource
 from trainwatch.sources.tail import CHUNK, Ev, FileTail, TailEvent
 
 BULK_MIN_BYTES = 256 * 1024  # reads at least this large (catch-up) go through the bulk path
@@ -48,7 +49,7 @@ class Read:
     size: int
     offset: int
     mtime: float | None
-    ended: bool = False  # stdin closed: `finish(final=True)` is due
+    ended: bool = False  # the stream closed: `finish(final=True)` is due
 
 
 class SourceReader:
@@ -59,11 +60,15 @@ class SourceReader:
         self._sink = sink
         self._bulk_ok = bulk_ok
         self.assemblers: dict[int, LineAssembler] = {}
-        self.tail = FileTail(spec.path) if spec.path is not None else None
-        self.stdin = StdinSource(wake=wake) if spec.path is None else None
+        self.tail = FileTail(spec.path) if spec.path is not None and not spec.stream else None
+        self.stream: StreamSource | None = None
+        if spec.path is None:
+            self.stream = StreamSource(stream=sys.stdin.buffer, wake=wake)
+        elif spec.stream:
+            self.stream = StreamSource(path=spec.path, wake=wake)
         self.finished = False
         self.catching_up = False
-        self._stdin_bytes = 0
+        self._stream_bytes = 0
 
     @property
     def assembler(self) -> LineAssembler:
@@ -82,14 +87,15 @@ class SourceReader:
             self.catching_up = not got.at_eof
             note = got.notes[-1] if got.notes else None
             return Read(not got.at_eof, got.got_data, note, max(tail.size, tail.offset), tail.offset, tail.mtime)
-        assert self.stdin is not None
-        data, ended = self.stdin.read(limit)
+        assert self.stream is not None
+        data, ended = self.stream.read(limit)
         if data:
             self._feed_bytes(self.assembler, data)
-            self._stdin_bytes += len(data)
+            self._stream_bytes += len(data)
         self.catching_up = not ended and len(data) >= limit
-        n = self._stdin_bytes
-        return Read(self.catching_up, bool(data), None, n, n, None, ended=ended)
+        n = self._stream_bytes
+        note = (self.stream.error or None) if ended else None
+        return Read(self.catching_up, bool(data), note, n, n, None, ended=ended)
 
     def _feed_bytes(self, asm: LineAssembler, data: bytes) -> None:
         """Bytes of one stream: a large read of whole clean lines in bulk, else line by line."""

@@ -23,7 +23,7 @@ SAFETY_POLL_S = 1.0  # inotify sources: stat anyway this often...
 SAFETY_POLLS_PER_S = 100  # ...or less often with many files: at most this many such stats a second
 SAFETY_TICK_S = 0.25  # safety polls fall on this grid
 ROUND_BUDGET = 1024 * 1024  # bytes per source per round while following
-EVENT_DRIVEN = ("inotify", "stdin")  # follow modes read when woken, not on a poll clock
+EVENT_DRIVEN = ("inotify", "stdin", "stream")  # follow modes read when woken, not on a poll clock
 
 
 class Followed(Protocol):

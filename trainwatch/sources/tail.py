@@ -1,6 +1,7 @@
 """Follow one path like `tail -F`, with its own descriptors and saved offsets.
 
-- waits for a path that does not exist yet (or cannot be opened yet);
+- waits for a path that does not exist yet (or cannot be opened yet), saying where it looked
+  and which existing names are nearest (a mistyped path is not waited for in silence);
 - reads with `pread` from the saved offset (never mmap: a truncated mmap raises SIGBUS),
   never trusting `st_size` alone (network filesystems cache it);
 - truncated (size below the offset, confirmed by reading at the offset) or overwritten
@@ -29,6 +30,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 
+from trainwatch.sources.problems import missing_hint
+
 CHUNK = 8 * 1024 * 1024
 HEAD_BYTES = 1024  # identity of a file's content: its first bytes (lnav hashes its first line)
 ANCHOR_BYTES = 256  # the bytes just before the offset: must not change in an append-only log
@@ -36,6 +39,7 @@ DRAIN_QUIET_S = 1.0  # an old stream is closed after this long without growth (o
 MAX_DRAINING = 4
 MAX_COPIES = 9  # PATH.1 ... PATH.9 looked at after a copytruncate
 MAX_RECOVER_BYTES = 64 * 1024 * 1024
+WAITING = "waiting for the file to appear"
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -124,7 +128,7 @@ def _open(path: str) -> tuple[int, os.stat_result] | str:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        return "waiting for the file to appear"
+        return WAITING
     except OSError as exc:
         return f"cannot stat: {exc.strerror}"
     if not stat.S_ISREG(st.st_mode):
@@ -192,6 +196,10 @@ class FileTail:
     # ---------------------------------------------------------------- reading
     def _open_current(self, result: TailRead) -> bool:
         opened = _open(self.path)
+        if opened == WAITING:  # said with where we looked and what is near, worked out once
+            opened = (
+                self.missing_note if self.missing_note.startswith(WAITING) else f"{WAITING}: {missing_hint(self.path)}"
+            )
         if isinstance(opened, str):
             if opened != self.missing_note:
                 result.notes.append(opened)

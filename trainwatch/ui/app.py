@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -248,10 +248,13 @@ class TrainwatchApp(App[None]):
         return str(target)
 
 
-def run_dashboard(paths: list[str], poll: bool = False, poll_interval: float | None = None) -> None:
-    """Open the dashboard on paths (the `open` command). Exits 1 if the dashboard stopped on an
-    internal error or its reading died."""
-    app = TrainwatchApp(paths, poll=poll, poll_interval=poll_interval)
+def run_dashboard(
+    paths: list[str], poll: bool = False, poll_interval: float | None = None, labels: Sequence[str] = ()
+) -> None:
+    """Open the dashboard on paths (the `open` command; `labels` name its stream PATHs). Exits 1 if
+    the dashboard stopped on an internal error or its reading died."""
+    pipeline = Pipeline(paths, poll_interval=poll_interval, force_poll=poll, labels=labels)
+    app = TrainwatchApp(paths, pipeline=pipeline, poll=poll, poll_interval=poll_interval)
     if app.pipeline is not None and not app.pipeline.readers:
         for problem in app.pipeline.problems:
             warn(problem.message)

@@ -68,7 +68,9 @@ def source_line(
             out.append(f" (oldest {fmt_age(oldest[0])}: {short_source(oldest[1].source, 24)})", style="dim")
     notes = [s.note for s in sources if s.note]
     if notes:
-        out.append("  ⚠ " + notes[0], style="yellow")
+        # Nothing read yet (a mistyped path waited for): the note is the whole story, on its own line.
+        out.append("\n⚠ " if not any(s.lines for s in sources) else "  ⚠ ", style="yellow")
+        out.append(notes[0], style="yellow")
     if any(s.catching_up for s in sources):
         out.append("  reading…", style="dim italic")
     return out
