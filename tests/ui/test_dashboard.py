@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _ui_helpers import header_text, wait_for
+from _ui_helpers import frozen, header_text, wait_for
 from _ui_records import SOURCE, build_store
 from conftest import seed
 from textual.widgets import Input, Log, SelectionList, TabbedContent
@@ -238,6 +238,15 @@ async def test_command_palette_lists_actions() -> None:
             "Show profiler",
         ):
             assert needed in titles
+
+
+async def test_palette_has_one_keys_entry() -> None:
+    app = frozen(build_store())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Help: keys" in titles and "Keys" not in titles
+        assert "Quit" in titles  # Textual's other entries stay
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 45)])
