@@ -35,6 +35,8 @@ with open(sys.argv[1], "a", encoding="utf-8") as f:
 """
 WRITER = """
 import sys, time
+
+pytestmark = pytest.mark.slow  # real writer processes and commands, waits of seconds
 log, tail = sys.argv[1], sys.argv[5]
 first, last, pause, pace = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[6])
 for i in range(first, last + 1):
