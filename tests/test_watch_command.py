@@ -20,7 +20,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLES
+
+pytestmark = pytest.mark.slow  # real writer processes and commands, waits of seconds
 
 EXE = [sys.executable, "-m", "trainwatch", "watch"]
 COCA = SAMPLES / "deepspeed__coca_4rank_zero1_sighup.log"  # trimmed seed 002
@@ -35,8 +38,6 @@ with open(sys.argv[1], "a", encoding="utf-8") as f:
 """
 WRITER = """
 import sys, time
-
-pytestmark = pytest.mark.slow  # real writer processes and commands, waits of seconds
 log, tail = sys.argv[1], sys.argv[5]
 first, last, pause, pace = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[6])
 for i in range(first, last + 1):
