@@ -98,6 +98,7 @@ def frozen_app(**kw: object) -> TrainwatchApp:
     return TrainwatchApp(store=build_store(**kw), clock=FrozenClock(wall_s=1_607_752_714.0, mono_s=0.0))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # over 2 s: every tab drawn in turn
 async def test_tabs_and_help_keys() -> None:
     app = frozen_app()
     async with app.run_test(size=(160, 45)) as pilot:
@@ -183,6 +184,7 @@ async def test_events_table_enter_on_transcribed_events() -> None:
         assert app.query_one(LogPane).context_of == 3709 or app.query_one(LogPane).following is False
 
 
+@pytest.mark.slow  # over 2 s: search, filter and each source in the Log tab
 async def test_log_search_filter_and_sources() -> None:
     app = frozen_app()
     async with app.run_test(size=(160, 45)) as pilot:
