@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-deps lint fmt bench clean corpus
+.PHONY: install demo test test-fast test-deps lint fmt bench clean corpus
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test-deps:
 # The lint runs first: a layer crossed, a type error or an unformatted file fails CI (.ci/run runs `make test`).
 test: $(STAMP) test-deps lint
 	$(BIN)/python -m pytest -q
+
+# The loop while working: no slow test (pty, browser, real processes, bench-sized inputs), on two workers.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check trainwatch tests

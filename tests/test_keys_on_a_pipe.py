@@ -12,7 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pty_app import quit_and_reap, read_until, reap, spawn
+
+pytestmark = pytest.mark.slow  # the real command in a pty and on a pipe
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_logs" / "megatron__gpt2_deepspeed.log"

@@ -20,7 +20,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import SAMPLES
+
+pytestmark = pytest.mark.slow  # real writer processes and commands, waits of seconds
 
 EXE = [sys.executable, "-m", "trainwatch", "watch"]
 COCA = SAMPLES / "deepspeed__coca_4rank_zero1_sighup.log"  # trimmed seed 002

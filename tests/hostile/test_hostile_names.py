@@ -137,6 +137,7 @@ def _logs_shown(hostile: Path) -> set[str]:
     return {shown(hostile, n) for n in (A_SHOWN, B_SHOWN, C_SHOWN)} | {shown(hostile, SUB_SHOWN, "d.log")}
 
 
+@pytest.mark.slow  # the real command in a pty
 @pytest.mark.parametrize(
     "args",
     [
@@ -290,12 +291,14 @@ def dashboard(hostile: Path) -> Iterator[tuple[bytes, int | None]]:
     yield _walk_dashboard([str(hostile)], WALK, "⚠ not read: ", live=hostile / A)
 
 
+@pytest.mark.slow  # the real command in a pty
 def test_dashboard_writes_no_control_but_its_own(dashboard: tuple[bytes, int | None]) -> None:
     out, _status = dashboard
     assert len(out) > 20_000  # it drew the tabs
     inert(out, terminal=True)
 
 
+@pytest.mark.slow  # the real command in a pty
 def test_dashboard_shows_every_name(hostile: Path, dashboard: tuple[bytes, int | None]) -> None:
     out, _status = dashboard
     text = inert(out, terminal=True)
@@ -305,11 +308,13 @@ def test_dashboard_shows_every_name(hostile: Path, dashboard: tuple[bytes, int |
     assert "step 45 of" in text  # the live lines were read (their payloads: nowhere, above)
 
 
+@pytest.mark.slow  # the real command in a pty
 def test_dashboard_quits_cleanly(dashboard: tuple[bytes, int | None]) -> None:
     out, status = dashboard
     assert status == 0, out[-800:]
 
 
+@pytest.mark.slow  # the real command in a pty
 def test_dashboard_header_shows_a_single_file_name_on_its_first_draw(hostile: Path) -> None:
     """One source: the header names it (before anything is read, and after)."""
     out, status = _walk_dashboard([str(hostile / A)], [], A_SHOWN)

@@ -54,6 +54,7 @@ def test_damaged_real_lines_never_break_a_parser(texts: list[str], frames: list[
     _ok(texts, frames)
 
 
+@pytest.mark.slow  # every corpus line, damaged: ~30 s
 def test_every_corpus_line_and_its_standard_damage_parse_cleanly() -> None:
     """Deterministic sweep (the fuzz corpus): every real line x every mutation kind x 3 variants."""
     for text in corpus():

@@ -21,6 +21,8 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import Record, Step
 
@@ -117,6 +119,7 @@ def _export_finds_every_step(log: Path) -> None:
     assert rss < RSS_BOUND, f"max RSS {rss / MB:.0f} MB"
 
 
+@pytest.mark.slow  # sized like a bench
 def test_200mb_single_line_bounded_memory(tmp_path: Path) -> None:
     def middle(f: object) -> None:
         block = (b"x=1.0 | " * (MB // 8))[:MB]
@@ -133,6 +136,7 @@ def test_200mb_single_line_bounded_memory(tmp_path: Path) -> None:
     assert [r.line for r in records if isinstance(r, Step) and r.step == 15] == [4]
 
 
+@pytest.mark.slow  # sized like a bench
 def test_20mb_binary_garbage_between_real_lines(tmp_path: Path) -> None:
     """A crashed process's memory dump in the log (os.urandom): steps before and after still found."""
 
@@ -145,6 +149,7 @@ def test_20mb_binary_garbage_between_real_lines(tmp_path: Path) -> None:
     _export_finds_every_step(log)
 
 
+@pytest.mark.slow  # sized like a bench
 def test_millions_of_carriage_returns(tmp_path: Path) -> None:
     """2 million bare `\\r` and 20 000 tqdm frames on one line: a frame storm costs no memory."""
     frame = b"\r 45%|####5     | 450/1000 [00:10<00:12, 45.0it/s]"
@@ -194,6 +199,7 @@ def test_file_shrinking_while_read(tmp_path: Path) -> None:
     assert reader.parser.stats.parser_errors == 0
 
 
+@pytest.mark.slow  # sized like a bench
 def test_two_thousand_sources(tmp_path: Path) -> None:
     logs = tmp_path / "ranks"
     logs.mkdir()

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from pty_app import quit_and_reap, read_available, reap, spawn
 
+pytestmark = pytest.mark.slow  # the real dashboard in a pty
+
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "hostile__megatron_osc52_title_markup.log"
 ROWS, COLS = 40, 120
 

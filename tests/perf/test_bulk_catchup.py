@@ -158,6 +158,7 @@ def _big_log(tmp_path: Path, splice: list[tuple[float, str]]) -> Path:
     return path
 
 
+@pytest.mark.slow  # a big generated log
 def test_bulk_and_per_line_agree_on_a_big_log_with_a_restart_nan_and_a_second_rank(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,6 +178,7 @@ def test_bulk_and_per_line_agree_on_a_big_log_with_a_restart_nan_and_a_second_ra
     _assert_same([str(path)], monkeypatch)
 
 
+@pytest.mark.slow  # a big generated log
 def test_a_big_log_is_read_in_bulk_at_the_default_thresholds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _big_log(tmp_path, [])
     _assert_same([str(path)], monkeypatch)

@@ -60,6 +60,7 @@ def _run_lines(texts: list[str], fast: bool, monkeypatch: pytest.MonkeyPatch) ->
     return _dump(records)
 
 
+@pytest.mark.slow  # every real log read twice
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name[:60])
 def test_fast_and_general_paths_agree_on_real_logs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _run_file(path, True, monkeypatch)

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from follow_helpers import Follower, assert_each_step_once, expected_loss, kill, megatron_line, start_writer
 
+pytestmark = pytest.mark.slow  # real writer processes followed by the real command
+
 TORN_WRITER = """
 path, n = sys.argv[1], int(sys.argv[2])
 rng = random.Random(7)

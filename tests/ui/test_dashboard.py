@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _ui_helpers import header_text, wait_for
+from _ui_helpers import frozen, header_text, wait_for
 from _ui_records import SOURCE, build_store
 from conftest import seed
 from textual.widgets import Input, Log, SelectionList, TabbedContent
@@ -98,6 +98,7 @@ def frozen_app(**kw: object) -> TrainwatchApp:
     return TrainwatchApp(store=build_store(**kw), clock=FrozenClock(wall_s=1_607_752_714.0, mono_s=0.0))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # over 2 s: every tab drawn in turn
 async def test_tabs_and_help_keys() -> None:
     app = frozen_app()
     async with app.run_test(size=(160, 45)) as pilot:
@@ -183,6 +184,7 @@ async def test_events_table_enter_on_transcribed_events() -> None:
         assert app.query_one(LogPane).context_of == 3709 or app.query_one(LogPane).following is False
 
 
+@pytest.mark.slow  # over 2 s: search, filter and each source in the Log tab
 async def test_log_search_filter_and_sources() -> None:
     app = frozen_app()
     async with app.run_test(size=(160, 45)) as pilot:
@@ -238,6 +240,15 @@ async def test_command_palette_lists_actions() -> None:
             "Show profiler",
         ):
             assert needed in titles
+
+
+async def test_palette_has_one_keys_entry() -> None:
+    app = frozen(build_store())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Help: keys" in titles and "Keys" not in titles
+        assert "Quit" in titles  # Textual's other entries stay
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 45)])

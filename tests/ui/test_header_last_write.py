@@ -1,9 +1,22 @@
 """The header's "last write" is when the file was written (its mtime), not when trainwatch read it: a log
-from 2020 opened now must not read "last write: 9s ago" next to "nothing written for 5.9 years"."""
+from 2020 opened now must not read "last write: 9s ago" next to "nothing written for 5.9 years". The age
+follows the clock every second, between two judgements; the step is printed once.
+
+Data: transcribed seed-004 records (_ui_records.py) on a frozen clock.
+"""
 
 from __future__ import annotations
 
+import re
+
+from _ui_helpers import header_text
+from _ui_records import build_store
+
+from trainwatch.diagnosis.judge import Judgement
+from trainwatch.diagnosis.status import RunStatus
 from trainwatch.store.store import SourceState
+from trainwatch.ui.app import TrainwatchApp
+from trainwatch.ui.clock import FrozenClock
 from trainwatch.ui.widgets.header import source_line
 
 
@@ -22,3 +35,31 @@ def test_stdin_has_no_mtime_so_arrival_time_counts() -> None:
     state.last_data_wall = now - 9
     text = source_line([state], now, [0]).plain
     assert "last write: 9s ago" in text, text
+
+
+async def test_header_prints_the_step_once_and_ages_it_every_second() -> None:
+    clock = FrozenClock(wall_s=1_607_752_720.0, mono_s=0.0)
+    store = build_store(events=False)
+    for st in store.sources.values():
+        st.mtime = clock.wall_s - 20  # the one clock: ages are since the file was written
+    app = TrainwatchApp(store=store, clock=clock, fast_interval=3600.0, slow_interval=3600.0)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        app.dashboard.fast_tick()
+        app.dashboard.slow_tick()
+        first = header_text(app).splitlines()[0]
+        assert len(re.findall(r"(?<!last )\bstep \d", first)) == 1, first  # `step 23,000 of 1,000,000` only
+        assert "23,000 of 1,000,000" in first and "1000000" not in first
+        age = re.search(r"last write (\S+) ago", first)
+        assert age is not None and age.group(1) == "20s", first
+        clock.wall_s += 7  # less than the 5 s re-judgement would show twice; the age follows the clock
+        app.dashboard.clock_tick()
+        second = header_text(app).splitlines()[0]
+        new_age = re.search(r"last write (\S+) ago", second)
+        assert new_age is not None and new_age.group(1) == "27s", (first, second)
+
+
+def test_the_header_ages_the_judged_write_on_its_own_clock() -> None:
+    # (what the header shows of a verdict, its cause: tests/diagnosis/test_progress_and_cause.py)
+    status = RunStatus("running", "", (), write_age_s=3.0)
+    assert Judgement(status, (), 100.0).age_at(104.0) == 7.0

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from pty_app import read_available, reap, spawn
 
+pytestmark = pytest.mark.slow  # the real dashboard and summary in a pty
+
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "megatron__gpt2_deepspeed.log"
 ROWS, COLS = 40, 120
 _SGR = re.compile(rb"\x1b\[([0-9;:]*)m")

@@ -9,11 +9,14 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 from _ui_helpers import header_text, wait_for
 from conftest import seed
 
 from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.widgets.ranks import RanksTable
+
+pytestmark = pytest.mark.slow  # seed 004 read whole by the live dashboard: over 2 s
 
 THREE_HOURS = 3 * 3600.0
 

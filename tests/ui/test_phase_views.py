@@ -1,27 +1,31 @@
-"""Phase trend tab, profiler breakdown, single-point charts.
+"""Phase trend tab, profiler breakdown, single-point charts; the Phases tab and the overview agree.
 
 Data: transcribed seed-004 records (_ui_records.py: Megatron timers `forward / backward / allreduce /
 optimizer / batch generator / data loader`), seeds 000 and 001 profiler tables read through the
-real Pipeline, seed 002's DeepSpeed timer names (sample_logs/deepspeed__coca_4rank_zero1_sighup.log).
+real Pipeline, seed 002's DeepSpeed timer names (sample_logs/deepspeed__coca_4rank_zero1_sighup.log),
+seeds 002 and 004 read whole or in part by the real Pipeline.
 """
 
 from __future__ import annotations
 
+import re
 from array import array
+from pathlib import Path
 from statistics import median
 
 import pytest
+from _ui_helpers import read, seed004_head
 from _ui_records import ITERATIONS, build_store
 from conftest import seed
 
 from trainwatch.diagnosis.phases import partition_phases
-from trainwatch.diagnosis.shares import phase_keys, phase_trend
+from trainwatch.diagnosis.shares import logging_interval, phase_keys, phase_trend
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.clock import FrozenClock
-from trainwatch.ui.data import Trace
+from trainwatch.ui.data import Trace, phase_rows
 from trainwatch.ui.widgets.chart import ChartOptions, render_chart
-from trainwatch.ui.widgets.phase_bars import PhaseBars
+from trainwatch.ui.widgets.phase_bars import PhaseBars, render_phases
 from trainwatch.ui.widgets.phase_trend import PhaseTrend, render_trend, trend_legend
 from trainwatch.ui.widgets.profiler import BreakdownBar
 
@@ -150,3 +154,48 @@ def test_constant_series_gets_its_value_as_the_only_tick() -> None:
         lines = render_chart([trace], 60, 10, name="loss_scale", options=ChartOptions(log_y=log_y)).plain.splitlines()
         ticks = [line.split("┤")[0].strip() for line in lines if "┤" in line]
         assert ticks == (["4.1k"] if log_y else ["4,096"])
+
+
+def test_phases_tab_and_overview_agree_on_seed_002() -> None:
+    # seed 002: step time printed every 100 steps (`Batch (t): 1.800`), DeepSpeed timers every step:
+    # forward 0.36 + backward 1.04 + step 0.17 = 1.57 s of a 1.80 s step -> `other` ~14%.
+    store = read(seed("002"))
+    (key,) = phase_keys(store)
+    names, buckets = phase_trend(store, key, 150)
+    assert all(b is not None and "other" in b.seconds for b in buckets[-10:])
+    trend = trend_legend(names, buckets, 400).plain
+    bars = render_phases(phase_rows(store), 400).plain
+
+    def late(label: str) -> int:
+        return int(re.search(rf"{label} \d+% → (\d+)%", trend).group(1))  # type: ignore[union-attr]
+
+    def overview(label: str) -> int:
+        return int(re.search(rf"{label} (\d+)%", bars).group(1))  # type: ignore[union-attr]
+
+    for label in ("forward", "backward", "optimizer step", "other"):
+        assert abs(late(label) - overview(label)) <= 2, (label, trend, bars)
+    assert 12 <= overview("other") <= 16
+    # DeepSpeed's `step` timer is shown as the optimizer step, never next to "step time" as "step"
+    assert "■ step" not in bars and "■ step" not in trend
+
+
+async def test_trend_ranges_are_never_narrower_than_the_logging_interval(tmp_path: Path) -> None:
+    # seed 004 prints Megatron's `time (ms)` phase line every 5 iterations
+    path = tmp_path / "out.log"
+    path.write_text(seed004_head(175), encoding="utf-8")
+    store = read(path)
+    (key,) = phase_keys(store)
+    steps = list(store.series[key.series_key("phase", "forward")].steps)
+    assert logging_interval(steps) == 5.0
+    _names, buckets = phase_trend(store, key, 152)
+    assert all(b is not None for b in buckets)  # no blank column between two logged steps
+    assert all(b.last_step - b.first_step >= 5 - 1e-6 for b in buckets if b is not None)
+    app = frozen_app(store)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("6")
+        await pilot.pause()
+        trend = app.query_one(PhaseTrend)
+        trend.update_from_store()
+        head = trend.render().plain.splitlines()[0]
+        span = float(re.search(r"median of each ~([\d.]+) steps", head).group(1))  # type: ignore[union-attr]
+        assert span >= 5

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from _ui_records import build_store
 from conftest import seed
 from textual.pilot import Pilot
@@ -79,6 +80,7 @@ def test_phases_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(app(), terminal_size=(80, 24), press=["6"], run_before=settle)
 
 
+@pytest.mark.slow  # over 2 s
 def test_phases_160x45(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(app(ranks=4), terminal_size=(160, 45), press=["6", "right_square_bracket"], run_before=settle)
 
