@@ -88,8 +88,6 @@ def test_samples_cover_the_formats_built_on_the_field_reader() -> None:
 # Formats without samples: older ones whose tests are golden files under tests/parsers/ (moving them to samples
 # is open work), and user_patterns, which cannot have any (below).
 WITHOUT_SAMPLES = {
-    "events",
-    "generic",
     # Its lines are whatever the user's trainwatch.toml patterns say: with no file it reads nothing, and a
     # built-in sample would only test a pattern written for it (tests/parsers/test_user_patterns.py covers it).
     "user_patterns",
