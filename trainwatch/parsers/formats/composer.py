@@ -22,7 +22,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.timestamps import line_time
 
 _SRUN = re.compile(r"^ *(\d{1,5}): ")
@@ -56,6 +56,34 @@ class ComposerParser(Parser):
     triggers = ()  # the block ends on the first line that is not a metric line
     example = "[batch=1/300000000]:\n\t Train time/batch: 0\n\t Train loss/train/total: 12.0000"
     priority = 100
+    samples = (
+        Sample(  # llm-foundry scripts/train/README.md: one block per batch, a metric a line
+            "[batch=1/100]:\n"
+            "         Train LanguageCrossEntropy: 10.9736\n"
+            "         Train Perplexity: 58312.0586\n"
+            "         Train loss/train/total: 10.9736\n"
+            "[batch=2/100]:\n"
+            "         Train LanguageCrossEntropy: 10.9724\n"
+            "         Train Perplexity: 58243.8086\n"
+            "         Train loss/train/total: 10.9724\n",
+            steps=((1, {"loss": 10.9736, "total_steps": 100}), (2, {"loss": 10.9724})),
+        ),
+        Sample(  # mosaicml/examples resnet_cifar README: Composer 0.1x, one line per metric with its position
+            "[epoch=0][batch=17/625]: lr-DecoupledSGDW/group0: 0.0066\n"
+            "[epoch=0][batch=17/625]: trainer/global_step: 17\n"
+            "[epoch=0][batch=17/625]: trainer/batch_idx: 17\n"
+            "[epoch=0][batch=17/625]: memory/alloc_requests: 40239\n"
+            "[epoch=0][batch=17/625]: memory/free_requests: 39497\n"
+            "[epoch=0][batch=17/625]: memory/allocated_mem: 6278452575744\n"
+            "[epoch=0][batch=17/625]: memory/active_mem: 1030880768\n"
+            "[epoch=0][batch=17/625]: memory/inactive_mem: 663618048\n"
+            "[epoch=0][batch=17/625]: memory/reserved_mem: 28137488384\n"
+            "[epoch=0][batch=17/625]: memory/alloc_retries: 3\n"
+            "[epoch=0][batch=17/625]: trainer/grad_accum: 2\n"
+            "[epoch=0][batch=17/625]: loss/train/total: 7.1243\n",
+            steps=((17, {"loss": 7.1243, "lr": 0.0066, "epoch": 0}),),
+        ),
+    )
 
     def __init__(self) -> None:
         self._step: int | None = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import read_fields
 
 _HEAD = re.compile(r"(?<!\w)(?P<epoch>\d{1,9})epoch:train:(?P<first>\d{1,12})-(?P<last>\d{1,12})batch:\s*(?P<rest>.*)$")
@@ -32,6 +32,32 @@ class ESPnetParser(Parser):
         "17epoch:train:4501-4875batch: iter_time=0.001, forward_time=0.005, loss=1.281, lr_0=0.100, train_time=0.014"
     )
     priority = 100
+    samples = (
+        Sample(  # espnet/espnet issue #2674: LM reports of batch ranges, their phases
+            "[PC] 2020-11-11 16:58:28,197 (trainer:486) INFO: 17epoch:train:4501-4875batch: iter_time=0.001, "
+            "forward_time=0.005, loss=1.281, backward_time=0.005, optim_step_time=1.970e-04, lr_0=0.100, "
+            "train_time=0.014\n"
+            "[PC] 2020-11-11 16:58:33,417 (trainer:486) INFO: 17epoch:train:4876-5250batch: iter_time=0.001, "
+            "forward_time=0.005, loss=1.310, backward_time=0.005, optim_step_time=2.044e-04, lr_0=0.100, "
+            "train_time=0.014\n",
+            steps=(
+                (4875, {"loss": 1.281, "lr": 0.100, "step_time_s": 0.014, "data_time_s": 0.001, "epoch": 17}),
+                (5250, {"loss": 1.310}),
+            ),
+            phases=((4875, {"forward": 0.005, "backward": 0.005, "optimizer": 1.970e-04}),),
+        ),
+        Sample(  # espnet/espnet issue #3170: the trainer skips updates whose grad norm is nan
+            "[user] 2021-04-23 19:22:56,229 (trainer:581) WARNING: The grad norm is nan. Skipping updating the "
+            "model.\n"
+            "[user] 2021-04-23 19:22:56,245 (trainer:636) INFO: 2epoch:train:12009-12640batch: iter_time=3.163e-04, "
+            "forward_time=0.110, loss=65.129, loss_att=124.079, loss_ctc=144.685, acc=0.065, backward_time=0.086, "
+            "optim0_lr0=1.485e-05, train_time=0.624\n"
+            "[user] 2021-04-23 19:22:56,858 (trainer:581) WARNING: The grad norm is nan. Skipping updating the "
+            "model.\n",
+            steps=((12640, {"loss": 65.129, "lr": 1.485e-05, "step_time_s": 0.624, "epoch": 2}),),
+            events=("nan",),
+        ),
+    )
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         nan = _NAN.search(text)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Kind, Line
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.formats.checkpoints import Checkpoints
 from trainwatch.parsers.formats.failures import Failures
 from trainwatch.parsers.formats.finished import FinishMarkers
@@ -51,6 +51,70 @@ class EventsParser(Parser):
         "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3664692 closing signal SIGHUP"
     )
     priority = 500
+    samples = (
+        Sample(  # murong-xu/CADS issue #4: a traceback whose exception is a CUDA OOM
+            "Traceback (most recent call last):\n"
+            '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1527, in _call_impl\n'
+            "    return forward_call(*args, **kwargs)\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of "
+            "31.47 GiB of which 12.73 GiB is free.\n",
+            events=("traceback", "oom"),
+        ),
+        Sample(  # hiyouga/LlamaFactory issue #7396: the NCCL watchdog's collective timeout (torch 2.5)
+            "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+            "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n"
+            "[rank0]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or "
+            "timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: "
+            "1579.\n",
+            events=("nccl_timeout",),
+        ),
+        Sample(  # lzhxmu/CPPO issue #6: torchrun's failure summary, the worker killed by SIGKILL
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+            "============================================================\n"
+            "src/open_r1/grpo_gsm.py FAILED\n"
+            "------------------------------------------------------------\n"
+            "Failures:\n"
+            "  <NO_OTHER_FAILURES>\n"
+            "------------------------------------------------------------\n"
+            "Root Cause (first observed failure):\n"
+            "[0]:\n"
+            "  time      : 2025-05-21_15:43:03\n"
+            "  host      : mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker\n"
+            "  rank      : 0 (local_rank: 0)\n"
+            "  exitcode  : -9 (pid: 14750)\n"
+            "  error_file: <N/A>\n"
+            "  traceback : Signal 9 (SIGKILL) received by PID 14750\n"
+            "============================================================\n",
+            events=("crash", "signal"),
+        ),
+        Sample(  # a 4-rank DeepSpeed run hung up (sample_logs/deepspeed__coca_4rank_zero1_sighup.log)
+            "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers\n"
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3664692 closing signal SIGHUP\n"
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3664693 closing signal SIGHUP\n"
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3664694 closing signal SIGHUP\n"
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3664695 closing signal SIGHUP\n",
+            events=("signal",),
+        ),
+        Sample(  # facebookresearch/fairseq issue #1967: fp16 loss-scale overflows
+            "2020-04-05 18:47:19 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 64.0\n"
+            "2020-04-05 18:49:04 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 32.0\n",
+            events=("overflow",),
+        ),
+        Sample(  # HF Trainer saving a checkpoint (../shared/real_logs/hf_trainer__LMSYS_slice3_*)
+            "Saving model checkpoint to output/toasty-sponge-403/checkpoint-200\n",
+            events=("checkpoint",),
+        ),
+        Sample(  # Megatron-DeepSpeed's last iteration and end marker (sample_logs/megatron__llm_action_*)
+            " iteration     2500/    2500 | consumed samples:        80000 | consumed tokens:    163840000 | elapsed "
+            "time per iteration (ms): 1206.4 | learning rate: 1.371E-04 | global batch size:    32 | lm loss: "
+            "1.254951E+01 | loss scale: 1.0 | grad norm: 2.265 | num zeros: 0.0 | actual seqlen:  2048 | number of "
+            "skipped iterations:   0 | number of nan iterations:   0 | samples per second: 26.526 | TFLOPs: 59.42 |\n"
+            "[after training is done] datetime: 2023-08-15 07:22:31\n",
+            steps=((2500, {"loss": 12.54951}),),
+            events=("finished",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._failures = Failures()

@@ -21,7 +21,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _INNER = re.compile(
     r"\bepoch (?P<epoch>\d{1,18}(?!\d)):\s+(?P<i>\d{1,18}(?!\d)) / (?P<n>\d{1,18}(?!\d)) (?P<rest>\w+=.*)$"
@@ -48,6 +48,39 @@ class FairseqParser(Parser):
     triggers = ("epoch ",)
     example = "| epoch 001:    100 / 1000 loss=9.836, nll_loss=9.012, ppl=516.3, wps=12345, ups=1.23, num_updates=100, lr=0.0005, gnorm=1.234"
     priority = 100
+    samples = (
+        Sample(  # facebookresearch/fairseq issue #940: legacy progress line, then a validation line
+            "| epoch 001:    600 / 1891 loss=11.039, nll_loss=10.320, ppl=1278.29, wps=53936, ups=0.5, wpb=104812, "
+            "bsz=5310, num_updates=595, lr=0.000119085, gnorm=1.445, clip=0%, oom=0, loss_scale=2.000, wall=1156, "
+            "train_wall=1010\n"
+            "| epoch 001 | valid on 'valid' subset | valid_loss 8.11425 | valid_nll_loss 6.8834 | valid_ppl 118.06 | "
+            "num_updates 600\n",
+            steps=(
+                (
+                    595,
+                    {
+                        "loss": 11.039,
+                        "lr": 0.000119085,
+                        "grad_norm": 1.445,
+                        "loss_scale": 2.0,
+                        "tokens_per_s": 53936,
+                        "epoch": 1,
+                    },
+                ),
+                (600, {"eval_loss": 8.11425}),
+            ),
+        ),
+        Sample(  # facebookresearch/fairseq issue #2338: hydra/logging train_inner lines
+            "2020-07-17 07:11:02 | INFO | train_inner | epoch 001:   2800 / 160368 loss=9.255, ppl=611.12, wps=57.3, "
+            "ups=0.04, wpb=1613, bsz=80, num_updates=2800, lr=2.8e-05, gnorm=3.23, train_wall=13, wall=1236\n"
+            "2020-07-17 07:11:31 | INFO | train_inner | epoch 001:   2900 / 160368 loss=8.979, ppl=504.73, wps=53.5, "
+            "ups=0.04, wpb=1504, bsz=64, num_updates=2900, lr=2.9e-05, gnorm=2.39, train_wall=13, wall=1265\n",
+            steps=(
+                (2800, {"loss": 9.255, "lr": 2.8e-05, "grad_norm": 3.23, "tokens_per_s": 57.3, "epoch": 1}),
+                (2900, {"loss": 8.979, "lr": 2.9e-05}),
+            ),
+        ),
+    )
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _INNER.search(text)

@@ -29,7 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import EVAL_WORD, Reading, read_fields
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
@@ -133,6 +133,77 @@ class GenericParser(Parser):
     triggers = ()
     example = "step 0 | loss: 10.938573 | lr: 6.0000e-05 | norm: 27.0159 | time: 17830.71ms"
     priority = 900
+    samples = (
+        Sample(  # PaddlePaddle/PaddleSeg PR #928: `key: v` fields, an `iter: n/N` counter
+            "2021-03-30 06:55:57 [INFO]\t[TRAIN] epoch: 1, iter: 20/500, loss: 2.0859, lr: 0.009657, batch_cost: "
+            "0.5344, reader_cost: 0.07273, ips: 3.7425 samples/sec | ETA 00:04:16\n"
+            "2021-03-30 06:56:04 [INFO]\t[TRAIN] epoch: 1, iter: 40/500, loss: 1.8769, lr: 0.009295, batch_cost: "
+            "0.3483, reader_cost: 0.00205, ips: 5.7421 samples/sec | ETA 00:02:40\n",
+            steps=(
+                (
+                    20,
+                    {
+                        "loss": 2.0859,
+                        "lr": 0.009657,
+                        "step_time_s": 0.5344,
+                        "data_time_s": 0.07273,
+                        "samples_per_s": 3.7425,
+                    },
+                ),
+                (40, {"loss": 1.8769, "epoch": 1, "total_steps": 500}),
+            ),
+        ),
+        Sample(  # ROCm/pytorch issue #1147 (pytorch/examples imagenet): `key v (avg)` fields, a `[n/N]` counter
+            "Epoch: [0][   1/1424]   Time 60.000 (60.000)    Data 15.133 (15.133)    Loss 6.9078e+00 (6.9078e+00)    "
+            "Acc@1   0.00 (  0.00)   Acc@5   0.33 (  0.33)\n"
+            "Epoch: [0][  21/1424]   Time  1.175 ( 4.022)    Data  0.001 ( 0.722)    Loss 6.8997e+00 (6.9054e+00)    "
+            "Acc@1   0.33 (  0.11)   Acc@5   0.78 (  0.60)\n",
+            steps=(
+                (1, {"loss": 6.9078, "step_time_s": 60.0, "data_time_s": 15.133, "epoch": 0}),
+                (21, {"loss": 6.8997, "step_time_s": 1.175}),
+            ),
+        ),
+        Sample(  # ardiya/HashtagPrediction issue #6 (TF-Slim): `key = v` fields, the loss turns nan
+            "INFO:tensorflow:global step 2457: loss = 0.6953 (1.61 sec/step)\n"
+            "INFO:tensorflow:global step 2458: loss = nan (2.34 sec/step)\n"
+            "INFO:tensorflow:global step 2459: loss = nan (1.50 sec/step)\n",
+            steps=((2457, {"loss": 0.6953, "step_time_s": 1.61}), (2458, {"loss": float("nan"), "step_time_s": 2.34})),
+            events=("nan",),
+        ),
+        Sample(  # facebookresearch/fairseq issue #2493: JSON epoch summaries, one line per epoch
+            '2021-01-05 23:13:26 | INFO | train | {"epoch": 61, "train_loss": "531.445", "train_ntokens": "9392.23", '
+            '"train_nsentences": "87.1935", "train_nll_loss": "4.934", "train_wps": "2965.4", "train_ups": "0.32", '
+            '"train_wpb": "9392.2", "train_bsz": "87.2", "train_num_updates": "1883", "train_lr": "5e-05", '
+            '"train_gnorm": "73.892", "train_loss_scale": "0.5", "train_train_wall": "97", "train_wall": "7159"}\n'
+            "2021-01-05 23:13:26 | INFO | fairseq.trainer | begin training epoch 62\n"
+            "2021-01-05 23:15:06 | INFO | fairseq_cli.train | end of epoch 62 (average epoch stats below)\n"
+            '2021-01-05 23:15:06 | INFO | train | {"epoch": 62, "train_loss": "531.664", "train_ntokens": "9392.23", '
+            '"train_nsentences": "87.1935", "train_nll_loss": "4.936", "train_wps": "2933.6", "train_ups": "0.31", '
+            '"train_wpb": "9392.2", "train_bsz": "87.2", "train_num_updates": "1914", "train_lr": "5e-05", '
+            '"train_gnorm": "71.722", "train_loss_scale": "0.5", "train_train_wall": "99", "train_wall": "7258"}\n',
+            steps=(
+                (
+                    61,
+                    {
+                        "loss": 531.445,
+                        "lr": 5e-05,
+                        "grad_norm": 73.892,
+                        "loss_scale": 0.5,
+                        "tokens_per_s": 2965.4,
+                        "epoch": 61,
+                    },
+                ),
+                (62, {"loss": 531.664, "grad_norm": 71.722}),
+            ),
+        ),
+        Sample(  # pyg-team/pytorch_geometric issue #783: one line per epoch, nan from the start
+            "Epoch: 001, LR: 0.001000, Loss: nan, Validation MAE: nan, Test MAE: nan\n"
+            "Epoch: 002, LR: 0.001000, Loss: nan, Validation MAE: nan, Test MAE: nan\n"
+            "Epoch: 003, LR: 0.001000, Loss: nan, Validation MAE: nan, Test MAE: nan\n",
+            steps=((1, {"lr": 0.001, "loss": float("nan"), "epoch": 1}), (3, {"loss": float("nan")})),
+            events=("nan",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._templates: OrderedDict[str, _Template] = OrderedDict()

@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import metric_name, snake
 from trainwatch.numbers import parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import named_value
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
@@ -156,6 +156,23 @@ class HFTrainerParser(Parser):
     triggers = ("{'", "it]", "it/s]", _BANNER, " = ", _UNSLOTH_BANNER, "': ", ", ")
     example = "{'loss': 0.5047, 'grad_norm': 1.18, 'learning_rate': 6.99e-05, 'epoch': 0.05}"
     priority = 100
+    samples = (
+        Sample(  # a committed Unsloth fine-tune (string values, >= 4.47): the last training dict and the eval dict
+            "{'loss': '0.1601', 'grad_norm': '0.2679', 'learning_rate': '1.85e-05', 'epoch': '2.703'}\n"
+            "{'eval_loss': '0.1795', 'eval_runtime': '4.458', 'eval_samples_per_second': '3.365', "
+            "'eval_steps_per_second': '0.897', 'epoch': '2.703'}\n",
+            steps=(
+                (None, {"loss": 0.1601, "grad_norm": 0.2679, "lr": 1.85e-05, "epoch": 2.703}),
+                (None, {"eval_loss": 0.1795}),
+            ),
+        ),
+        Sample(  # SY-Xuan/Pink issue #6: grad norm nan, loss stuck at 0
+            "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 0.00012142857142857143, 'epoch': 0.0}\n"
+            "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 0.00012857142857142855, 'epoch': 0.0}\n",
+            steps=((None, {"loss": 0.0, "lr": 0.00012142857142857143, "epoch": 0.0}),),
+            events=("nan",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._banner_total: int | None = None

@@ -24,7 +24,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, snake
 from trainwatch.numbers import parse_duration_s, parse_eta_s, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import prefix_end
 from trainwatch.parsers.formats import _escaped as escaped
 
@@ -72,6 +72,27 @@ class KerasParser(Parser):
     triggers = ("Epoch ", "/step", "[=", "[.", " - loss", "━")
     example = "313/313 ━━━━━━━━━━━━━━━━━━━━ 52s 158ms/step - accuracy: 0.9 - loss: 0.3"
     priority = 100
+    samples = (
+        Sample(  # alexander-rakhlin/CNN-for-Sentence-Classification-in-Keras issue #7: Keras 2, nan from epoch 2
+            "Epoch 1/10\n"
+            "9595/9595 [==============================] - 1s - loss: 0.6242 - acc: 0.6295 - val_loss: 0.5265 - "
+            "val_acc: 0.7470\n"
+            "Epoch 2/10\n"
+            "9595/9595 [==============================] - 1s - loss: nan - acc: 0.4117 - val_loss: nan - val_acc: "
+            "0.0000e+00\n",
+            steps=(
+                (9595, {"loss": 0.6242, "eval_loss": 0.5265, "epoch": 1}),
+                (19190, {"eval_loss": float("nan"), "epoch": 2}),
+            ),
+            events=("nan",),
+        ),
+        Sample(  # Keras 3 in a notebook (sample_logs/keras__keras3_notebook_stream.log): 313 batches an epoch
+            "Epoch 2/5\n"
+            "\x1b[1m313/313\x1b[0m \x1b[32m━━━━━━━━━━━━━━━━━━━━\x1b[0m\x1b[37m\x1b[0m \x1b[1m82s\x1b[0m 160ms/step - "
+            "accuracy: 0.8825 - loss: 0.2964 - val_accuracy: 0.8454 - val_loss: 0.3654\n",
+            steps=((626, {"loss": 0.2964, "eval_loss": 0.3654, "step_time_s": 0.160, "epoch": 2}),),
+        ),
+    )
 
     def __init__(self) -> None:
         self._epoch: int | None = None

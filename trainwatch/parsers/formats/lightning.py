@@ -32,7 +32,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import COUNTER_KEYS, metric_name, snake
 from trainwatch.numbers import parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.formats import _escaped as escaped
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 
@@ -80,6 +80,24 @@ class LightningParser(Parser):
     triggers = ("Epoch ", "DataLoader", "Validating", "Sanity Checking")
     example = "Epoch 3:  45%|████▌     | 450/1000 [01:23<01:42, 5.38it/s, loss=0.234, v_num=12]"
     priority = 100
+    samples = (
+        Sample(  # Lightning-AI/pytorch-lightning issue #4225: each batch drawn twice, the postfix second
+            "Epoch 0:   6%|▌         | 1/18 [00:08<02:29,  8.77s/it]\n"
+            "Epoch 0:   6%|▌         | 1/18 [00:08<02:29,  8.77s/it, loss=10.473, v_num=193315]\n"
+            "Epoch 0:  11%|█         | 2/18 [00:11<01:33,  5.82s/it, loss=10.473, v_num=193315]\n"
+            "Epoch 0:  11%|█         | 2/18 [00:11<01:33,  5.82s/it, loss=10.224, v_num=193315]\n",
+            steps=((1, {"loss": 10.473, "step_time_s": 8.77, "epoch": 0}), (2, {"loss": 10.224, "step_time_s": 5.82})),
+        ),
+        Sample(  # a CPU run (sample_logs/lightning__cpu_simple_profiler_healthy.log): redraws, then fit's end glued on
+            "Epoch 1:  98%|█████████▊| 39/40 [00:00<00:00, 165.83it/s, v_num=0, train_loss=0.709]\r"
+            "Epoch 1: 100%|██████████| 40/40 [00:00<00:00, 165.38it/s, v_num=0, train_loss=0.709]\r"
+            "Epoch 1: 100%|██████████| 40/40 [00:00<00:00, 165.20it/s, v_num=0, train_loss=0.910]\r"
+            "Epoch 1: 100%|██████████| 40/40 [00:00<00:00, 164.86it/s, v_num=0, train_loss=0.910]`Trainer.fit` "
+            "stopped: `max_epochs=2` reached.\n",
+            steps=((80, {"loss": 0.910, "epoch": 1}),),
+            events=("finished",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._held: tuple[int, int, dict[str, float], int] | None = None  # (step, epoch, metrics, line)

@@ -28,7 +28,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
 from trainwatch.numbers import parse_mem_gib, parse_number
-from trainwatch.parsers.base import Emitter, Parser
+from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.formats._tqdm import find_bar
 
 _HEADER = re.compile(r"^\s*Epoch\s+(?i:gpu_mem)\s+(?P<cols>[A-Za-z_ ]+?)\s*$")
@@ -82,6 +82,39 @@ class UltralyticsParser(Parser):
     triggers = ("GPU_mem", "gpu_mem", "%|", "Instances", "all ")
     example = "      1/100      3.65G      1.234      2.345      1.456         32        640: 100%|██████████| 12/12 [00:05<00:00,  2.21it/s]"
     priority = 100
+    samples = (
+        Sample(  # ultralytics/ultralytics issue #2023: YOLOv8 epoch row and its validation row
+            "      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size\n"
+            "    151/200      10.4G     0.4635     0.2344      0.805       1578        640: 100%|██████████| 99/99 "
+            "[01:52<00:00,  1.14s/it]\n"
+            "                 Class     Images  Instances      Box(P          R      mAP50  mAP50-95): "
+            "100%|██████████| 32/32 [00:16<00:00,  1.93it/s]\n"
+            "                   all        498      70099      0.937      0.905      0.941       0.82\n",
+            steps=(
+                (
+                    14949,
+                    {
+                        "box_loss": 0.4635,
+                        "cls_loss": 0.2344,
+                        "dfl_loss": 0.805,
+                        "mem_gib": 10.4e9 / 2**30,
+                        "epoch": 151,
+                    },
+                ),
+                (14949, {"box_precision": 0.937, "box_recall": 0.905, "box_map50": 0.941, "box_map50_95": 0.82}),
+            ),
+        ),
+        Sample(  # ultralytics/yolov5 issue #4963: a YOLOv5 epoch whose losses are nan
+            " Epoch   gpu_mem       box       obj       cls    labels  img_size\n"
+            "      1/99     2.64G         nan       nan       nan         4       416: 100%|██████████| 7/7 "
+            "[00:15<00:00,  2.27s/it]\n"
+            "               Class     Images     Labels          P          R     mAP@.5 mAP@.5:.95: "
+            "100%|██████████| 1/1 [00:01<00:00,  1.30s/it]\n"
+            "                 all               14          0             0          0            0              0\n",
+            steps=((14, {"step_time_s": 2.27, "epoch": 1}),),
+            events=("nan",),
+        ),
+    )
 
     def __init__(self) -> None:
         self._cols: list[str] | None = None
