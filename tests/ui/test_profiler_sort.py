@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from _ui_helpers import wait_for
-from test_review_fixes2 import LIGHTNING, frozen
+from _ui_helpers import frozen, wait_for
+from conftest import SAMPLES
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.widgets.profiler import ProfileTable
+
+LIGHTNING = SAMPLES / "lightning__cpu_simple_profiler_slow_dataset.log"
 
 
 def headers(table: ProfileTable) -> list[str]:
