@@ -139,8 +139,28 @@ def main(ctx: click.Context, debug: bool) -> None:
     help="Seconds between two full reads of a polled file (default 0.25); a file that grew in the last"
     " 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
+@click.option(
+    "--notify",
+    is_flag=True,
+    help="When the run turns crashed or stalled: ring the bell and post a desktop notification"
+    " (OSC 9 and OSC 777; a flapping run is told once).",
+)
+@click.option(
+    "--notify-settle",
+    type=click.FloatRange(min=0),
+    default=SETTLE_S,
+    show_default=True,
+    help="With --notify: seconds a new status must hold before it is told (as `watch --settle`).",
+)
 @click.pass_context
-def open_dashboard(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_interval: float | None) -> None:
+def open_dashboard(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    poll: bool,
+    poll_interval: float | None,
+    notify: bool,
+    notify_settle: float,
+) -> None:
     """Open the live dashboard on PATHS (files, directories, globs, or - for stdin)."""
     if not sys.stdout.isatty():
         warn("stdout is not a terminal; printing the summary instead of the dashboard")
@@ -157,7 +177,7 @@ def open_dashboard(ctx: click.Context, paths: tuple[str, ...], poll: bool, poll_
             return
     from trainwatch.ui.app import run_dashboard
 
-    run_dashboard(list(paths), poll=poll, poll_interval=poll_interval)
+    run_dashboard(list(paths), poll=poll, poll_interval=poll_interval, notify=notify, notify_settle=notify_settle)
 
 
 @main.command()

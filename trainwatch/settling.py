@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+SETTLE_S = 30.0  # a new status must hold this long before it is told...
+FLAP_FACTOR = 20.0  # ...and this many times as long when the run goes back and forth
+
 
 @dataclass(frozen=True)
 class Told:
