@@ -160,9 +160,28 @@ def main(ctx: click.Context, debug: bool) -> None:
     help="Seconds between two full reads of a polled file (default 0.25); a file that grew in the last"
     " 10 s is also stat-checked every 0.05 s, a file quiet for 10 s is read once a second.",
 )
+@click.option(
+    "--notify",
+    is_flag=True,
+    help="When the run turns crashed or stalled: ring the bell and post a desktop notification"
+    " (OSC 9 and OSC 777; a flapping run is told once).",
+)
+@click.option(
+    "--notify-settle",
+    type=click.FloatRange(min=0),
+    default=SETTLE_S,
+    show_default=True,
+    help="With --notify: seconds a new status must hold before it is told (as `watch --settle`).",
+)
 @click.pass_context
 def open_dashboard(
-    ctx: click.Context, paths: tuple[str, ...], labels: tuple[str, ...], poll: bool, poll_interval: float | None
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    labels: tuple[str, ...],
+    poll: bool,
+    poll_interval: float | None,
+    notify: bool,
+    notify_settle: float,
 ) -> None:
     """Open the live dashboard on PATHS (files, directories, globs, streams, or - for stdin)."""
     if not sys.stdout.isatty():
@@ -185,7 +204,14 @@ def open_dashboard(
         stream_labels(list(paths), list(labels))
     except ValueError as exc:
         _fail(str(exc))
-    run_dashboard(list(paths), poll=poll, poll_interval=poll_interval, labels=list(labels))
+    run_dashboard(
+        list(paths),
+        poll=poll,
+        poll_interval=poll_interval,
+        labels=list(labels),
+        notify=notify,
+        notify_settle=notify_settle,
+    )
 
 
 @main.command()

@@ -6,6 +6,10 @@ holes are closed here because a loopback bind alone does not stop them: any web 
 user visits may open a websocket to 127.0.0.1 (so /ws checks that Origin is this server), and
 a DNS-rebinding page reaches 127.0.0.1 under its own name (so a loopback server only answers
 to loopback host names).
+
+It works with no network (an air-gapped cluster): textual-serve's page loads its font from Google
+Fonts; the page is served with that stylesheet link replaced by `@font-face` rules on the Roboto
+Mono files textual-serve ships in its own static folder (its script and CSS are local already).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import ipaddress
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -29,6 +34,23 @@ EXIT_USAGE = 2
 LOCAL_NAMES = ("localhost",)
 # A Host header we echo into the page's URLs: a name or IPv4 address, or a bracketed IPv6 one.
 HOST_HEADER = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+# A stylesheet the page would fetch from another site (textual-serve's: Google Fonts).
+REMOTE_STYLESHEET = re.compile(r"<link\b[^>]*\bhref=\"https?://[^\"]*\"[^>]*/?>", re.S)
+# The font the page and its terminal ask for, from the files in textual-serve's static/fonts.
+LOCAL_FONTS = """<style>
+      @font-face {
+        font-family: "Roboto Mono";
+        font-style: normal;
+        font-weight: 100 700;
+        src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf") format("truetype");
+      }
+      @font-face {
+        font-family: "Roboto Mono";
+        font-style: italic;
+        font-weight: 100 700;
+        src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf") format("truetype");
+      }
+    </style>"""
 
 
 def is_loopback(host: str) -> bool:
@@ -62,6 +84,11 @@ def exposure_warning(host: str, port: int) -> str:
     )
 
 
+def offline_page(template: str) -> str:
+    """textual-serve's page template with its remote stylesheets replaced by the local fonts."""
+    return REMOTE_STYLESHEET.sub(lambda _m: LOCAL_FONTS, template)
+
+
 def make_server(command: str, host: str, port: int) -> Any:
     """A textual-serve Server that builds its URLs from the request and refuses foreign pages.
 
@@ -69,12 +96,24 @@ def make_server(command: str, host: str, port: int) -> Any:
     reached through an SSH tunnel on another port, hands the browser URLs it cannot open; the
     browser's own Host header is the address that works.
     """
+    import aiohttp_jinja2
+    import jinja2
     from aiohttp import web
     from textual_serve.server import Server
 
     loopback_only = is_loopback(host)
 
+    class OfflineTemplates(jinja2.FileSystemLoader):
+        def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+            source, filename, uptodate = super().get_source(environment, template)
+            return offline_page(source), filename, uptodate
+
     class DashboardServer(Server):
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            aiohttp_jinja2.get_env(app).loader = OfflineTemplates(self.templates_path)
+            return app
+
         def _check(self, request: web.Request) -> str:
             requested = request.host
             if not HOST_HEADER.fullmatch(requested):

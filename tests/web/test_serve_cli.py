@@ -180,3 +180,42 @@ def test_stdin_cannot_be_served(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "cannot read stdin" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+URL = re.compile(r"""(?:https?|wss?)://[^\s"'<>()]+""")
+CSS_FETCH = re.compile(r"""@import|url\(\s*["']?(?:[a-z]+:)?//""")
+XML_NAMESPACE = re.compile(r"""xmlns(?::\w+)?="[^"]*\"""")  # a name, never fetched
+
+
+def test_page_loads_nothing_from_outside_the_server(local_server: tuple[int, Path]) -> None:
+    """An air-gapped cluster reaches no CDN: the page, its stylesheets and fonts all come from us."""
+    port, _ = local_server
+    status, page = _get(port)
+    assert status == 200
+    own = f"127.0.0.1:{port}/"
+    urls = URL.findall(XML_NAMESPACE.sub("", page))
+    assert urls and all(u.split("://", 1)[1].startswith(own) for u in urls), urls
+    assert "googleapis" not in page
+    assert 'font-family: "Roboto Mono"' in page  # the font the page and terminal ask for, declared
+    fonts = [u for u in urls if u.endswith(".ttf")]
+    stylesheets = [u for u in urls if u.endswith(".css")]
+    assert len(fonts) == 2 and stylesheets
+    for url in fonts + stylesheets:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            body = response.read()
+        assert response.status == 200 and len(body) > 1000
+        if url.endswith(".css"):
+            assert not CSS_FETCH.search(body.decode()), url  # no @import, no font or image from elsewhere
+
+
+def test_offline_page_keeps_the_template_but_the_remote_stylesheet() -> None:
+    template = (
+        '<head><link rel="stylesheet" href="{{ config.static.url }}css/xterm.css" />\n'
+        '<link\n  rel="stylesheet"\n  href="https://fonts.googleapis.com/css?family=Roboto%20Mono"\n/>\n'
+        '<script src="{{ config.static.url }}js/textual.js"></script></head>'
+    )
+    page = serve.offline_page(template)
+    assert "https://" not in page
+    assert page.startswith('<head><link rel="stylesheet" href="{{ config.static.url }}css/xterm.css" />')
+    assert page.endswith('<script src="{{ config.static.url }}js/textual.js"></script></head>')
+    assert "{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf" in page

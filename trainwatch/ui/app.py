@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -24,8 +24,10 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from trainwatch.diagnosis.judge import Judgement
 from trainwatch.lines.sanitize import printable
 from trainwatch.pipeline import Pipeline
+from trainwatch.settling import SETTLE_S
 from trainwatch.stderr import warn
 from trainwatch.store.store import Store
 from trainwatch.ui.actions import Action, bindings, palette_entries, with_tabs
@@ -33,6 +35,7 @@ from trainwatch.ui.clock import Clock
 from trainwatch.ui.commands import ActionCommands
 from trainwatch.ui.keymap import clashes, load_keymap
 from trainwatch.ui.messages import StoreChanged
+from trainwatch.ui.notify import Notification, StatusNotifier
 from trainwatch.ui.redraw import PACE_MAX_S, REDRAW_SHARE
 from trainwatch.ui.screens.dashboard import DashboardScreen
 from trainwatch.ui.screens.help import HelpScreen
@@ -74,7 +77,12 @@ class TrainwatchApp(App[None]):
         fast_interval: float = 0.15,
         slow_interval: float = 1.0,
         keymap: Mapping[str, str] | None = None,
+        notify: bool = False,
+        notify_settle: float = SETTLE_S,
+        notify_send: Callable[[Notification], None] | None = None,
     ) -> None:
+        """notify: ring and post a desktop notification when the run turns crashed or stalled
+        (held `notify_settle` seconds); notify_send: where it goes instead of the terminal."""
         super().__init__()
         self.store = store if store is not None else (pipeline.store if pipeline is not None else Store())
         if pipeline is None and paths:
@@ -92,6 +100,7 @@ class TrainwatchApp(App[None]):
         ids = [a.id for a in KEYS]
         self.keymap, self.keymap_problems = (dict(keymap), []) if keymap is not None else load_keymap(ids)
         self.keymap_problems += clashes(KEYS, self.keymap)
+        self.notifier = StatusNotifier(notify_send or self._ring, notify_settle) if notify else None
 
     def get_default_screen(self) -> Screen:
         return DashboardScreen(self.store, self.fast_interval, self.slow_interval)
@@ -158,6 +167,28 @@ class TrainwatchApp(App[None]):
             timeout=30,
             markup=False,
         )
+
+    # ------------------------------------------------------------- --notify
+    def status_judged(self, verdict: Judgement) -> None:
+        """Each verdict shown (dashboard's `watch_judgement`): --notify tells a new crash or stall."""
+        if self.notifier is None or self.closing:
+            return
+        status = verdict.status
+        source = status.failure.source if status.failure is not None else ""
+        self.notifier.look(status.state, status.reason, source, self.clock.wall(), self._caught_up())
+
+    def _caught_up(self) -> bool:
+        """Every source has been read to the end of what was written (or has ended)."""
+        with self.store.lock:
+            sources = list(self.store.sources.values())
+        return bool(sources) and all(st.caught_up_monotonic is not None or st.ended for st in sources)
+
+    def _ring(self, note: Notification) -> None:
+        """The bell, then the notification's OSC sequences, through Textual's driver (not stdout:
+        the driver owns the terminal and orders what it writes). Headless: nothing to ring."""
+        self.bell()
+        if self._driver is not None and not self.is_headless:
+            self._driver.write(note.sequences())
 
     # ------------------------------------------------------------- keys
     def metrics_to_chart(self) -> list[str]:
@@ -249,12 +280,19 @@ class TrainwatchApp(App[None]):
 
 
 def run_dashboard(
-    paths: list[str], poll: bool = False, poll_interval: float | None = None, labels: Sequence[str] = ()
+    paths: list[str],
+    poll: bool = False,
+    poll_interval: float | None = None,
+    labels: Sequence[str] = (),
+    notify: bool = False,
+    notify_settle: float = SETTLE_S,
 ) -> None:
     """Open the dashboard on paths (the `open` command; `labels` name its stream PATHs). Exits 1 if
     the dashboard stopped on an internal error or its reading died."""
     pipeline = Pipeline(paths, poll_interval=poll_interval, force_poll=poll, labels=labels)
-    app = TrainwatchApp(paths, pipeline=pipeline, poll=poll, poll_interval=poll_interval)
+    app = TrainwatchApp(
+        paths, pipeline=pipeline, poll=poll, poll_interval=poll_interval, notify=notify, notify_settle=notify_settle
+    )
     if app.pipeline is not None and not app.pipeline.readers:
         for problem in app.pipeline.problems:
             warn(problem.message)

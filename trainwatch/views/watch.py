@@ -26,6 +26,7 @@ from datetime import datetime
 from trainwatch.diagnosis.findings import Finding, SpikeMemo, findings, record_findings
 from trainwatch.diagnosis.status import RunStatus, run_status
 from trainwatch.lines.sanitize import printable
+from trainwatch.settling import StatusSettler
 from trainwatch.store.store import Store
 
 TOLD_SEVERITIES = ("error", "warning")
@@ -126,35 +127,31 @@ def finding_key(f: Finding) -> FindingKey:
 
 @dataclass
 class ChangeDetector:
-    """Turns looks into notices by the module's rule. Times are wall-clock seconds, passed in."""
+    """Turns looks into notices by the module's rule (the status part is `StatusSettler`'s).
+    Times are wall-clock seconds, passed in."""
 
     settle_s: float
     flap_s: float
-    told_status: str | None = None
-    told_changes: list[float] = field(default_factory=list)  # when each change (not the baseline) was told
-    _candidate: tuple[str, float] | None = None  # a status other than the told one, and since when
-    _unreported: int = 0
+    _status: StatusSettler = field(init=False)
     _told_findings: set[FindingKey] = field(default_factory=set)
     _finding_since: dict[FindingKey, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._status = StatusSettler(self.settle_s, self.flap_s)
+
+    @property
+    def told_status(self) -> str | None:
+        return self._status.told_status
 
     def look(self, j: Judgement, now: float, final: bool = False) -> list[Notice]:
         """The notices this look brings. final: the input ended, nothing will change any more:
         what is pending is told now."""
         out: list[Notice] = []
-        baseline = self.told_status is None
-        if baseline:
-            out.append(self._tell(j, now, change=False))
-        elif j.status == self.told_status:
-            if self._candidate is not None:
-                self._unreported += 1
-            self._candidate = None
-        else:
-            if self._candidate is None or self._candidate[0] != j.status:
-                if self._candidate is not None:
-                    self._unreported += 1
-                self._candidate = (j.status, now)
-            if final or now - self._candidate[1] >= self.hold_s(self._candidate[1]):
-                out.append(self._tell(j, now, change=True))
+        baseline = self._status.told_status is None
+        told = self._status.look(j.status, now, final)
+        if told is not None:
+            calls = told.change or j.status not in QUIET_START
+            out.append(Notice(now, j.status, j.reason, j.source, j.step, unreported=told.unreported, calls_hook=calls))
         present: set[FindingKey] = set()
         for f, source in j.findings:
             key = finding_key(f)
@@ -171,25 +168,7 @@ class ChangeDetector:
                 del self._finding_since[key]
         return out
 
-    def hold_s(self, since: float) -> float:
-        """How long a status that began at `since` must hold: the settle time, or the flap window
-        when the two changes before it were told within that window (the run goes back and forth)."""
-        recent = [t for t in self.told_changes if since - self.flap_s < t <= since]
-        return self.flap_s if len(recent) >= 2 else self.settle_s
-
     @property
     def ended(self) -> bool:
         """The told status is an end: finished or crashed."""
         return self.told_status in ENDS
-
-    def _tell(self, j: Judgement, now: float, change: bool) -> Notice:
-        calls = change or j.status not in QUIET_START
-        notice = Notice(now, j.status, j.reason, j.source, j.step, unreported=self._unreported, calls_hook=calls)
-        self.told_status = j.status
-        self._candidate = None
-        self._unreported = 0
-        if change:
-            self.told_changes.append(now)
-            horizon = now - 2 * self.flap_s
-            self.told_changes = [t for t in self.told_changes if t > horizon]
-        return notice

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainwatch.settling import FLAP_FACTOR, SETTLE_S  # a finding holds as long as a status
 from trainwatch.views.hooks import TIMEOUT_S
 
 EVERY_S = 5.0  # between two looks at the run
-SETTLE_S = 30.0  # a new status or finding must hold this long before it is told...
-FLAP_FACTOR = 20.0  # ...and this many times as long when the run goes back and forth
 
 
 @dataclass(frozen=True)

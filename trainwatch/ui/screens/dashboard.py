@@ -283,7 +283,9 @@ class DashboardScreen(Screen[None]):
         self.judgement = (message.verdict, tuple(message.findings))
 
     def watch_judgement(self) -> None:
-        """A new verdict or findings: the header and the ranks' states show it."""
+        """A new verdict or findings: the header and the ranks' states show it (and --notify
+        may tell it)."""
+        self.twapp.status_judged(self.verdict)
         if self._alive():
             with self.app.batch_update():
                 self._update_header()
