@@ -195,6 +195,13 @@ class LogPane(Vertical):
             lines, self._unwritten = self._unwritten, []
             self.log_widget.write_lines(lines)
             self._show_matches()
+            self._keep_end()
+
+    def _keep_end(self) -> None:
+        """Following: be at the end once the layout is done. `Log` scrolls on write, before its
+        scrollbars take their row, which left the newest line just below the view."""
+        if self.following:
+            self.log_widget.scroll_end(animate=False)
 
     def on_show(self) -> None:
         self._flush()
@@ -212,6 +219,7 @@ class LogPane(Vertical):
         log.clear()
         at = last_index(self.shown, mark) if mark is not None else None
         log.write_lines([fmt_line(no, t, i == at) for i, (no, t) in enumerate(self.shown)], scroll_end=self.following)
+        self._keep_end()
         self._recompute_matches()
         self._show_matches()
         self._status()
