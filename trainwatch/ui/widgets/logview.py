@@ -1,0 +1,59 @@
+"""The Log tab's line view: Textual's `Log` with the search term marked on every line it
+draws and the current match's line lit, so a match is seen, not just counted."""
+
+from __future__ import annotations
+
+import re
+
+from rich.highlighter import Highlighter
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
+from textual.widgets import Log
+
+GUTTER = " │ "  # between a line's number and its text (see rawlog.fmt_line): matches start after it
+MATCH_STYLE = Style(reverse=True, bold=True)  # reverse video: seen with NO_COLOR too
+CURRENT_LINE_STYLE = Style(bgcolor="grey23", underline=True)
+
+
+class MatchHighlighter(Highlighter):
+    """Marks each case-insensitive occurrence of `needle` in a line's text (not its number)."""
+
+    def __init__(self) -> None:
+        self.pattern: re.Pattern[str] | None = None
+
+    def set_needle(self, needle: str) -> None:
+        self.pattern = re.compile(re.escape(needle), re.IGNORECASE) if needle else None
+
+    def highlight(self, text: Text) -> None:
+        if self.pattern is None:
+            return
+        plain = text.plain
+        gutter = plain.find(GUTTER)
+        start = gutter + len(GUTTER) if gutter >= 0 else 0
+        for found in self.pattern.finditer(plain, start):
+            if found.end() > found.start():
+                text.stylize(MATCH_STYLE, found.start(), found.end())
+
+
+class LogView(Log):
+    """A `Log` whose lines show the search matches; `current` is the index of the current match's line."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(highlight=True, **kwargs)  # type: ignore[arg-type]
+        self.matcher = MatchHighlighter()
+        self.highlighter = self.matcher
+        self.current: int | None = None
+
+    def show_matches(self, needle: str, current: int | None) -> None:
+        """Mark `needle` and the line at index `current` (None: no current match), then redraw."""
+        self.matcher.set_needle(needle)
+        self.current = current
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if self.current is not None and self.scroll_offset.y + y == self.current:
+            return Strip(Segment.apply_style(list(strip), post_style=CURRENT_LINE_STYLE), strip.cell_length)
+        return strip
