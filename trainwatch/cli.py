@@ -1,4 +1,4 @@
-"""Command line: `trainwatch PATH...` (`open`: the dashboard), summary, export, check, watch, demo, formats, serve.
+"""Command line: `trainwatch PATH...` (`open`: the dashboard), summary, compare, export, check, watch, demo, formats, serve.
 
 Exit codes: 0 ok; 1 `check` found the run stalled, crashed or producing NaN; 2 usage error
 (missing file, unknown option); 3 `check` recognised no training step (status unknown). No command prints a Python traceback unless `--debug`.
@@ -137,6 +137,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     \b
       trainwatch logs/out.log          open the dashboard (also: a directory, a glob, or -)
       trainwatch summary logs/ --json  one report, for scripts
+      trainwatch compare a.log b.log   runs side by side (--json: one report per run)
       trainwatch export logs/ -f       records as JSONL while the run goes on
       trainwatch check logs/out.log    exit 1 if stalled, crashed or NaN; 3 if unknown
       trainwatch watch logs/ --on-change 'notify-send "$TRAINWATCH_REASON"'
@@ -231,6 +232,59 @@ def summary(paths: tuple[str, ...], labels: tuple[str, ...], as_json: bool) -> N
         click.echo(json_safe(json.dumps(summary_json(pipeline.store), indent=2, ensure_ascii=False)))
     else:
         print_summary(pipeline.store)
+
+
+@main.command()
+@patterns_option
+@click.argument("runs", nargs=-1, required=True)
+@click.option(
+    "--label",
+    "labels",
+    metavar="NAME",
+    multiple=True,
+    help="Name of a RUN, in the order of the runs; repeat for each (default: a short name from its path).",
+)
+@click.option("--json", "as_json", is_flag=True, help='{"runs": [{"label": ..., <summary --json>}, ...]}, for scripts.')
+@click.option("--poll", is_flag=True, help="Poll files instead of inotify (network filesystems).")
+def compare(runs: tuple[str, ...], labels: tuple[str, ...], as_json: bool, poll: bool) -> None:
+    """Runs side by side: RUN RUN [RUN...], each a file, directory or glob. The dashboard overlays
+    them on each chart, one colour per run, with a Runs tab; --json (or no terminal) prints each
+    run's summary apart."""
+    from trainwatch.views.compare import compare_json, open_runs
+
+    if len(runs) < 2:
+        _fail("compare needs at least two runs")
+    try:
+        opened = open_runs(runs, labels, force_poll=poll)
+    except ValueError as exc:
+        _fail(str(exc))
+        raise  # (not reached: _fail exits)
+    for run in opened:
+        for problem in run.pipeline.problems:
+            if problem.kind is ProblemKind.MISSING:
+                _fail(f"{run.label}: {problem.message}")
+            warn(f"{run.label}: {problem.message}")
+        if not run.pipeline.readers:
+            _fail(f"{run.label}: nothing to read")
+    if as_json or not sys.stdout.isatty():
+        for run in opened:
+            run.pipeline.read_to_end()
+        if as_json:
+            import json
+
+            doc = compare_json([(run.label, run.store) for run in opened])
+            click.echo(json_safe(json.dumps(doc, indent=2, ensure_ascii=False)))
+            return
+        from trainwatch.views.summary import print_summary
+
+        warn("stdout is not a terminal; printing each run's summary instead of the dashboard")
+        for run in opened:
+            click.echo(f"== {printable(run.label)}")
+            print_summary(run.store)
+        return
+    from trainwatch.ui.compare.app import run_compare
+
+    run_compare(opened)
 
 
 @main.command()
