@@ -7,7 +7,6 @@ script reads each run exactly as `summary --json` of that run alone would show i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any

@@ -81,12 +81,15 @@ def series_restart(s: Series) -> int:
     return index
 
 
-def chart_traces(store: Store, name: str, *, last_n: int | None, wall_time: bool) -> tuple[list[Trace], bool]:
-    """Copies of every rank's series for one metric, its current attempt only (`relaunched`).
+def chart_traces(
+    store: Store, name: str, *, last_n: int | None, wall_time: bool, overlaid: bool = True
+) -> tuple[list[Trace], bool]:
+    """Copies of every rank's series for one metric, its current attempt only (`relaunched`);
+    `overlaid`: with the series drawn on its chart too (the eval loss on the loss chart).
     Returns (traces, wall_time_used)."""
     with store.lock:
         copies = []
-        for drawn in (name, *OVERLAID.get(name, ())):
+        for drawn in (name, *(OVERLAID.get(name, ()) if overlaid else ())):
             found = store.series_for(drawn)
             hosts = many_hosts(found)
             many = needs_source(found, hosts)

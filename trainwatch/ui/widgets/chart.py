@@ -30,6 +30,7 @@ from trainwatch.ui.data import (
     title_for,
 )
 from trainwatch.ui.data.labels import fit_labels
+from trainwatch.ui.data.runs import SEEN, STEP, WALL, run_traces, runs_version
 from trainwatch.ui.data.yrange import Outlier, robust_range
 from trainwatch.ui.format import fmt_num
 from trainwatch.ui.redraw import CHARTS
@@ -304,19 +305,43 @@ class Chart(Widget):
         traces, used_time = chart_traces(store, self.metric, last_n=options.last_n, wall_time=options.wall_time)
         x_label = ""
         if used_time:
-            t0 = min((t.xs[0] for t in traces if len(t.xs)), default=0.0)
-            span = max((t.xs[-1] for t in traces if len(t.xs)), default=t0) - t0
-            unit, div = ("hours", 3600.0) if span > 7200 else ("minutes", 60.0)
-            for t in traces:
-                t.xs = [(x - t0) / div for x in t.xs]  # type: ignore[assignment]
-            x_label = f"wall time ({unit})"
+            x_label = wall_axis(traces)
             marks = None
         elif options.wall_time:
             x_label = "step (no timestamps in log)"
-        self._inputs = _Inputs(traces, options, marks, x_label)
-        self._draw(w, h)
-        self.refresh()
+        self._show(traces, options, marks, x_label)
         return True
+
+    def update_from_runs(self, runs: Sequence[tuple[str, Store]], options: ChartOptions, x_axis: str) -> bool:
+        """Compare: one trace per run (`run_traces`), drawn as the ranks of one run are. True if redrawn."""
+        w, h = self.content_size.width, self.content_size.height
+        if w <= 0 or h <= 0 or not self.display:
+            return False
+        key = (self.metric, runs_version(runs, self.metric), options, x_axis)
+        if key == self._key:
+            if (w, h) == self._drawn_size:
+                return False
+            self._draw(w, h)
+            self.refresh()
+            return True
+        self._key = key
+        traces, used = run_traces(runs, self.metric, last_n=options.last_n, x_axis=x_axis)
+        if used == WALL:
+            x_label = wall_axis(traces) + " since each run's start"
+        elif used == SEEN:
+            x_label = "tokens / samples seen"
+        else:
+            x_label = "step" if x_axis == STEP else f"step (not every run has {AXIS_NAMES[x_axis]})"
+        self._show(traces, options, None, x_label)
+        return True
+
+    def _show(self, traces: list[Trace], options: ChartOptions, marks: list[float] | None, x_label: str) -> None:
+        self._inputs = _Inputs(traces, options, marks, x_label)
+        self._draw(*self._size_now())
+        self.refresh()
+
+    def _size_now(self) -> tuple[int, int]:
+        return self.content_size.width, self.content_size.height
 
     def _draw(self, w: int, h: int) -> None:
         """Plot the cached traces at w x h cells (the legend takes the last line)."""
@@ -371,6 +396,19 @@ class _Inputs:
     options: ChartOptions
     marks: list[float] | None
     x_label: str
+
+
+AXIS_NAMES = {STEP: "steps", WALL: "timestamps", SEEN: "tokens or samples seen"}
+
+
+def wall_axis(traces: list[Trace]) -> str:
+    """Log times made minutes (or hours) since the earliest point, in place; the axis label."""
+    t0 = min((t.xs[0] for t in traces if len(t.xs)), default=0.0)
+    span = max((t.xs[-1] for t in traces if len(t.xs)), default=t0) - t0
+    unit, div = ("hours", 3600.0) if span > 7200 else ("minutes", 60.0)
+    for t in traces:
+        t.xs = [(x - t0) / div for x in t.xs]  # type: ignore[assignment]
+    return f"wall time ({unit})"
 
 
 def overflow_steps(store: Store) -> list[float]:
