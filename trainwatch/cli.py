@@ -284,7 +284,7 @@ def compare(runs: tuple[str, ...], labels: tuple[str, ...], as_json: bool, poll:
         return
     from trainwatch.ui.compare.app import run_compare
 
-    run_compare(opened)
+    run_compare([(run.label, run.pipeline) for run in opened])
 
 
 @main.command()

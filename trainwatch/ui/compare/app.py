@@ -18,6 +18,7 @@ from textual.containers import Container
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from trainwatch.lines.sanitize import printable
+from trainwatch.pipeline import Pipeline
 from trainwatch.stderr import warn
 from trainwatch.store.store import Store
 from trainwatch.ui.actions import ACTIONS, bindings, with_tabs
@@ -26,7 +27,6 @@ from trainwatch.ui.data.labels import default_charts
 from trainwatch.ui.data.runs import STEP, X_AXES, run_row
 from trainwatch.ui.screens.help import HelpScreen
 from trainwatch.ui.widgets.chart import Chart, ChartOptions, colour
-from trainwatch.views.compare import Run
 
 TAB_IDS = ("overview", "runs")
 # The dashboard's keys that mean something here (the same ids, keys and help).
@@ -47,9 +47,10 @@ class CompareApp(App[None]):
     TITLE = "trainwatch compare"
     BINDINGS = bindings("app", KEYS)
 
-    def __init__(self, runs: Sequence[Run], *, interval: float = 0.5) -> None:
+    def __init__(self, runs: Sequence[tuple[str, Pipeline]], *, interval: float = 0.5) -> None:
+        """runs: each run's name and the pipeline that fills its own store."""
         super().__init__()
-        self.runs = list(runs)
+        self.runs = [_Run(label, pipeline) for label, pipeline in runs]
         self.interval = interval
         self.options = ChartOptions()
         self.x_axis = STEP
@@ -161,7 +162,14 @@ class CompareApp(App[None]):
         self._set_options(last_n=ZOOMS[(i + 1) % len(ZOOMS)])
 
 
-def run_compare(runs: Sequence[Run]) -> None:
+class _Run:
+    """One run on screen: its name and its pipeline (whose store only this run fills)."""
+
+    def __init__(self, label: str, pipeline: Pipeline) -> None:
+        self.label, self.pipeline, self.store = label, pipeline, pipeline.store
+
+
+def run_compare(runs: Sequence[tuple[str, Pipeline]]) -> None:
     """Open the compare dashboard; exits 1 if reading a run died."""
     app = CompareApp(runs)
     app.run()
