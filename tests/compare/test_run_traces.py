@@ -1,6 +1,7 @@
 """One chart trace per run: a run's ranks grouped as their mean, x as step, wall time since the
 run's own start, or tokens/samples seen. Real logs: a 4-rank mmengine run
-(ranks__mmengine_tee3_control.log), a single-process one, a Megatron log that counts samples."""
+(ranks__mmengine_tee3_control.log), a single-process one, Megatron logs with timestamps and a
+sample count."""
 
 from __future__ import annotations
 
@@ -35,12 +36,16 @@ def test_a_runs_ranks_are_one_trace_their_mean_per_step() -> None:
 
 
 def test_wall_time_counts_from_each_runs_own_start_or_falls_back_to_steps() -> None:
-    ranks = _store("ranks__mmengine_tee3_control.log")
-    traces, used = run_traces([("a", ranks), ("b", ranks)], "loss", last_n=None, x_axis=WALL)
-    if used == WALL:
-        assert [t.xs[0] for t in traces] == [0.0, 0.0]
-    else:  # no timestamps: the steps, said as such
-        assert used == STEP and traces[0].xs[0] >= 0
+    storm = _store("megatron__llm_action_llama_fp16_overflow_storm.log")
+    gpt2 = _store("megatron__gpt2_deepspeed.log")
+    traces, used = run_traces([("storm", storm), ("gpt2", gpt2)], "loss", last_n=None, x_axis=WALL)
+    assert used == WALL
+    assert [t.xs[0] for t in traces] == [0.0, 0.0]  # runs on different days, both from their own start
+    stamped = [t for t in next(iter(storm.series_for("loss").values())).times if not math.isnan(t)]
+    assert math.isclose(traces[0].xs[-1], stamped[-1] - stamped[0])  # seconds since the run's first stamp
+    plain = _store("mmengine__runner_cpu_healthy.log")  # no timestamps read: the steps, said as such
+    _traces, fallback = run_traces([("storm", storm), ("p", plain)], "loss", last_n=None, x_axis=WALL)
+    assert fallback == STEP
 
 
 def test_samples_seen_where_the_log_counts_them_else_steps() -> None:
