@@ -1,0 +1,60 @@
+"""The compare dashboard under Textual's pilot: two real mmengine runs of the same model (one with
+a diverging learning rate), each read by its own pipeline into its own store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainwatch.pipeline import Pipeline
+from trainwatch.ui.compare.app import CompareApp
+from trainwatch.ui.compare.runs_table import RunsTable
+from trainwatch.ui.widgets.chart import Chart
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+HEALTHY = str(SAMPLES / "mmengine__runner_cpu_healthy.log")
+DIVERGING = str(SAMPLES / "mmengine__runner_cpu_diverging_lr.log")
+
+
+def _app() -> CompareApp:
+    return CompareApp([("healthy", Pipeline([HEALTHY])), ("diverging", Pipeline([DIVERGING]))], interval=0.1)
+
+
+async def _until(pilot: object, check: object, tries: int = 60) -> None:
+    for _ in range(tries):
+        if check():  # type: ignore[operator]
+            return
+        await pilot.pause(0.1)  # type: ignore[attr-defined]
+
+
+async def test_runs_tab_lists_each_run_with_its_own_status_step_and_loss() -> None:
+    app = _app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        table = app.query_one(RunsTable)
+        await _until(pilot, lambda: table.row_count == 2 and "80 of 80" in str(table.get_row_at(1)[2]))
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        assert table.labels() == ["healthy", "diverging"]
+        rows = [[cell.plain for cell in table.get_row_at(i)] for i in range(2)]
+        assert rows[0][1:5] == ["finished", "80 of 80", "0.6851", "0.5836"]
+        assert rows[1][1:4] == ["finished", "80 of 80", "nan"]  # the diverged run's last loss, not the other's
+        assert rows[0][5].endswith("/step") and rows[1][5].endswith("/step")
+        assert app.runs[0].store is not app.runs[1].store
+
+
+async def test_the_loss_chart_holds_one_series_per_run() -> None:
+    app = _app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _until(pilot, lambda: any(c.metric == "loss" and c._inputs is not None for c in app.query(Chart)))
+        await _until(pilot, lambda: len(next(c for c in app.query(Chart) if c.metric == "loss")._inputs.traces) == 2)
+        loss = next(c for c in app.query(Chart) if c.metric == "loss")
+        assert loss._inputs is not None
+        traces = loss._inputs.traces
+        assert [t.label for t in traces] == ["healthy", "diverging"]
+        own = [list(next(iter(run.store.series_for("loss").values())).steps) for run in app.runs]
+        assert [list(t.xs) for t in traces] == own  # each run's own steps (they log at different intervals)
+        assert own[0] != own[1]
+        legend = loss.render().plain
+        assert "healthy" in legend and "diverging" in legend
+        await pilot.press("x")  # no timestamps in these logs: steps, and the chart says why
+        await pilot.pause(0.3)
+        assert "not every run has" in loss._inputs.x_label
