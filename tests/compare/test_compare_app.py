@@ -58,3 +58,12 @@ async def test_the_loss_chart_holds_one_series_per_run() -> None:
         await pilot.press("x")  # no timestamps in these logs: steps, and the chart says why
         await pilot.pause(0.3)
         assert "not every run has" in loss._inputs.x_label
+
+
+async def test_a_label_with_control_characters_is_shown_not_obeyed() -> None:
+    app = CompareApp([("\x1b[2Jevil", Pipeline([HEALTHY])), ("ok", Pipeline([DIVERGING]))], interval=0.1)
+    async with app.run_test(size=(140, 40)) as pilot:
+        table = app.query_one(RunsTable)
+        await _until(pilot, lambda: table.row_count == 2)
+        assert table.labels()[0] == "␛[2Jevil"
+        assert "\x1b" not in app.query_one("#runs-line").render().plain  # type: ignore[union-attr]

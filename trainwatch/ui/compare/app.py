@@ -77,7 +77,7 @@ class CompareApp(App[None]):
         out = Text(no_wrap=True, overflow="ellipsis")
         for i, run in enumerate(self.runs):
             out.append("■ ", style=f"color({colour(i)})")
-            out.append(printable(run.label))
+            out.append(run.label)
             out.append("   ")
         return out
 
@@ -166,7 +166,8 @@ class _Run:
     """One run on screen: its name and its pipeline (whose store only this run fills)."""
 
     def __init__(self, label: str, pipeline: Pipeline) -> None:
-        self.label, self.pipeline, self.store = label, pipeline, pipeline.store
+        # A name from a path or --label is shown in the legend and the Runs tab: control characters made visible.
+        self.label, self.pipeline, self.store = printable(label), pipeline, pipeline.store
 
 
 def run_compare(runs: Sequence[tuple[str, Pipeline]]) -> None:
