@@ -3,11 +3,15 @@ a diverging learning rate), each read by its own pipeline into its own store."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+
+from rich.console import Console
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.compare.app import CompareApp
 from trainwatch.ui.compare.runs_table import RunsTable
+from trainwatch.ui.screens.help import HelpScreen, help_table
 from trainwatch.ui.widgets.chart import Chart
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -67,3 +71,16 @@ async def test_a_label_with_control_characters_is_shown_not_obeyed() -> None:
         await _until(pilot, lambda: table.row_count == 2)
         assert table.labels()[0] == "␛[2Jevil"
         assert "\x1b" not in app.query_one("#runs-line").render().plain  # type: ignore[union-attr]
+
+
+async def test_help_lists_the_compare_keys_with_the_three_x_axes() -> None:
+    app = _app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(help_table(app.screen.table, app.screen.keymap))
+        shown = console.export_text()
+        assert "tokens or samples seen" in shown and "quit" in shown
+        assert "search" not in shown  # the Log tab's keys are not offered: there is no Log tab here

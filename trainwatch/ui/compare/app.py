@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 
 from rich.text import Text
@@ -31,7 +32,11 @@ from trainwatch.ui.widgets.chart import Chart, ChartOptions, colour
 TAB_IDS = ("overview", "runs")
 # The dashboard's keys that mean something here (the same ids, keys and help).
 KEPT = ("quit", "help", "chart.smooth_more", "chart.smooth_less", "chart.log_y", "chart.x_axis", "chart.zoom")
-KEYS = with_tabs(TAB_IDS, tuple(a for a in ACTIONS if a.id in KEPT))
+X_HELP = "x axis: step / wall time since each run's start / tokens or samples seen"
+KEYS = with_tabs(
+    TAB_IDS,
+    tuple(replace(a, help=X_HELP) if a.id == "chart.x_axis" else a for a in ACTIONS if a.id in KEPT),
+)
 SMOOTHING_STEPS = (0.0, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995)
 ZOOMS: tuple[int | None, ...] = (None, 200, 1000, 10_000)
 AXIS_WORDS = {"step": "step", "wall": "wall time since each run's start", "seen": "tokens / samples seen"}
