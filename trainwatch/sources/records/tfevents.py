@@ -1,0 +1,81 @@
+"""TensorBoard event files (`events.out.tfevents.*`), read with the `tensorboard` package's own
+loader (the extra `trainwatch-tui[tensorboard]`). The loader keeps its place: a growing file is
+not read from the start again, and a torn last record waits for its rest. Scalars only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainwatch.names import snake
+from trainwatch.records import Step
+from trainwatch.sources.records.base import Got, canonical
+
+EXTRA = "trainwatch-tui[tensorboard]"
+MISSING = f"TensorBoard event files are not read: pip install '{EXTRA}'"
+PREFIXES = {"train/": "", "eval/": "eval_"}
+
+
+def tag_name(tag: str) -> str:
+    """`train/loss` -> `loss`, `train/learning_rate` -> `lr`, `eval/loss` -> `eval_loss`, else snake_case."""
+    for prefix, prepend in PREFIXES.items():
+        if tag.startswith(prefix):
+            rest = snake(tag[len(prefix) :])
+            return canonical(rest) if not prepend else canonical(prepend + rest)
+    return snake(tag)
+
+
+def available() -> bool:
+    try:
+        import tensorboard.backend.event_processing.event_file_loader  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _scalar(value: Any) -> float | None:
+    if value.HasField("simple_value"):
+        return float(value.simple_value)
+    if value.HasField("tensor"):
+        from tensorboard.util import tensor_util
+
+        array = tensor_util.make_ndarray(value.tensor)
+        if array.size == 1 and array.dtype.kind in "fiu":
+            return float(array.reshape(()))
+    return None
+
+
+class EventFile:
+    kind = "tensorboard"
+
+    def __init__(self, source: str, path: str) -> None:
+        self.source = source
+        self.path = path
+        self._loader: Any = None
+        self._records = 0
+
+    def read(self, limit: int) -> Got:
+        if self._loader is None:
+            from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+            try:
+                self._loader = EventFileLoader(self.path)
+            except Exception:  # not there yet, unreadable: try again next round
+                return Got()
+        got = Got()
+        for event in self._loader.Load():
+            self._records += 1
+            got.got_data = True
+            metrics: dict[str, float] = {}
+            for value in event.summary.value:
+                scalar = _scalar(value)
+                if scalar is not None:
+                    metrics[tag_name(value.tag)] = scalar
+            if metrics:
+                got.records.append(Step(self.source, None, int(event.step), None, self._records, metrics))
+        return got
+
+    def quiet(self) -> bool:
+        return False  # the loader's own read at the end of the file is as cheap as a stat
+
+    def close(self) -> None:
+        self._loader = None
