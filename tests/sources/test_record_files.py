@@ -7,7 +7,9 @@ import csv
 import dataclasses
 import json
 import os
+import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +220,18 @@ def test_mlflow_run_metrics_directory_is_one_source_and_new_metrics_appear(tmp_p
 
 
 # ------------------------------------------------------------------ TensorBoard event files
+@pytest.fixture
+def event_file_writer(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """tensorboard's `EventFileWriter`, on its TensorFlow-free stub: `tensorboard.compat.notf` is
+    the package's switch for it. Without it tensorboard imports `tensorflow` when anything by that
+    name is importable, and `tests/corpus/tensorflow/` is, once pytest puts `tests/corpus` on the path."""
+    pytest.importorskip("tensorboard")
+    monkeypatch.setitem(sys.modules, "tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    return EventFileWriter
+
+
 def scalar_event(tag: str, value: float, step: int, *, tensor: bool = False) -> Any:
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.util import tensor_util
@@ -231,10 +245,8 @@ def scalar_event(tag: str, value: float, step: int, *, tensor: bool = False) -> 
     return event_pb2.Event(wall_time=time.time(), step=step, summary=summary)
 
 
-def test_tfevents_followed_as_written_by_tensorboards_writer(tmp_path: Path) -> None:
-    pytest.importorskip("tensorboard")
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
+def test_tfevents_followed_as_written_by_tensorboards_writer(tmp_path: Path, event_file_writer: Any) -> None:
+    EventFileWriter = event_file_writer
     (tmp_path / "nohup.out").write_text("step 1\n")
     writer = EventFileWriter(str(tmp_path))
     writer.add_event(scalar_event("train/loss", 2.5, 1))
@@ -254,10 +266,10 @@ def test_tfevents_followed_as_written_by_tensorboards_writer(tmp_path: Path) -> 
     writer.close()
 
 
-def test_tfevents_torn_last_record_waits_for_its_rest_and_is_not_read_again(tmp_path: Path) -> None:
-    pytest.importorskip("tensorboard")
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
+def test_tfevents_torn_last_record_waits_for_its_rest_and_is_not_read_again(
+    tmp_path: Path, event_file_writer: Any
+) -> None:
+    EventFileWriter = event_file_writer
     source = tmp_path / "written"
     source.mkdir()
     writer = EventFileWriter(str(source))

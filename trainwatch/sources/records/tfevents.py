@@ -1,9 +1,13 @@
 """TensorBoard event files (`events.out.tfevents.*`), read with the `tensorboard` package's own
-loader (the extra `trainwatch-tui[tensorboard]`). The loader keeps its place: a growing file is
-not read from the start again, and a torn last record waits for its rest. Scalars only."""
+record reader (the extra `trainwatch-tui[tensorboard]`). Its TensorFlow-free reader, not
+`EventFileLoader`: that one imports `tensorflow` when anything by that name is importable (a
+`tensorflow/` directory in the working directory is enough) and then fails. The reader keeps
+its place: a growing file is not read from the start again, and a torn last record (a
+`DataLossError`) is kept and completed by the next read. Scalars only."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from trainwatch.names import snake
@@ -26,7 +30,7 @@ def tag_name(tag: str) -> str:
 
 def available() -> bool:
     try:
-        import tensorboard.backend.event_processing.event_file_loader  # noqa: F401
+        import tensorboard.compat.tensorflow_stub.pywrap_tensorflow  # noqa: F401
     except ImportError:
         return False
     return True
@@ -50,19 +54,29 @@ class EventFile:
     def __init__(self, source: str, path: str) -> None:
         self.source = source
         self.path = path
-        self._loader: Any = None
+        self._reader: Any = None
         self._records = 0
 
-    def read(self, limit: int) -> Got:
-        if self._loader is None:
-            from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    def _events(self) -> Any:
+        """The events written since the last read, complete ones only."""
+        from tensorboard.compat.proto.event_pb2 import Event
+        from tensorboard.compat.tensorflow_stub import errors
+        from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import PyRecordReader_New
 
+        if self._reader is None:
+            if not os.path.isfile(self.path):
+                return
+            self._reader = PyRecordReader_New(self.path)
+        while True:
             try:
-                self._loader = EventFileLoader(self.path)
-            except Exception:  # not there yet, unreadable: try again next round
-                return Got()
+                self._reader.GetNext()
+            except (errors.OutOfRangeError, errors.DataLossError):
+                return  # the end, or a record not whole yet: the reader starts it again next time
+            yield Event.FromString(self._reader.record())
+
+    def read(self, limit: int) -> Got:
         got = Got()
-        for event in self._loader.Load():
+        for event in self._events():
             self._records += 1
             got.got_data = True
             metrics: dict[str, float] = {}
@@ -78,4 +92,6 @@ class EventFile:
         return False  # the loader's own read at the end of the file is as cheap as a stat
 
     def close(self) -> None:
-        self._loader = None
+        if self._reader is not None:
+            self._reader.file_handle.close()
+            self._reader = None
