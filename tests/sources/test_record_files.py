@@ -306,3 +306,28 @@ def test_without_tensorboard_the_extra_is_named_once_and_the_rest_is_read(
     assert said == [tfevents.MISSING]
     assert "trainwatch-tui[tensorboard]" in said[0]
     assert [os.path.basename(f.state.source) for f in run.pipeline.readers.values()] == ["nohup.out"]
+
+
+def test_the_follow_loop_reads_a_record_file_that_appears_and_grows(tmp_path: Path) -> None:
+    (tmp_path / "train.log").write_text("starting\n")
+    records: list[Any] = []
+    pipeline = Pipeline([str(tmp_path)], sink=records.extend)
+    pipeline.start()
+    try:
+        state = TrainerState(log_history=[{"loss": 3.0, "step": 1}])
+        state.save_to_json(tmp_path / "trainer_state.json")
+
+        def steps() -> list[int | None]:
+            return [r.step for r in list(records) if isinstance(r, Step)]
+
+        deadline = time.monotonic() + 10
+        while steps() != [1] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert steps() == [1]
+        state.log_history.append({"loss": 2.5, "step": 2})
+        state.save_to_json(tmp_path / "trainer_state.json")
+        while steps() != [1, 2] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert steps() == [1, 2]
+    finally:
+        pipeline.stop()
