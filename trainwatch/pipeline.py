@@ -30,8 +30,12 @@ from trainwatch.records import Record
 from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover
 from trainwatch.sources.problems import Problem, ProblemKind
 from trainwatch.sources.reader import SourceReader
+from trainwatch.sources.records import RecordReader, reader_for
+from trainwatch.sources.records.tfevents import MISSING as TENSORBOARD_MISSING
+from trainwatch.sources.records.tfevents import EventFile
+from trainwatch.sources.records.tfevents import available as tensorboard_available
 from trainwatch.sources.schedule import POLL_INTERVAL_S, Schedule, follow_mode, watch_dirs
-from trainwatch.sources.tail import CHUNK, HEAD_BYTES
+from trainwatch.sources.tail import CHUNK, HEAD_BYTES, FileTail
 from trainwatch.sources.watch import DirWatcher
 from trainwatch.store.store import SourceState, Store
 
@@ -82,6 +86,10 @@ class SourceFeed:
 
     def quiet(self) -> bool:
         return self.reader.quiet()
+
+    @property
+    def tail(self) -> FileTail | None:
+        return self.reader.tail
 
     # ------------------------------------------------- the reader's LineSink
     def lines(self, lines: list[Line]) -> None:
@@ -177,6 +185,69 @@ class SourceFeed:
         )
 
 
+class RecordFeed:
+    """One record file (`sources/records`): its reader's `Step`s go straight to the sinks, no line
+    path and no parser; the same `SourceState` a text log keeps, so every view shows it alike."""
+
+    is_stream = False
+    tail: FileTail | None = None  # not a tailed text file: no rotation copies to recognise
+
+    def __init__(self, spec: SourceSpec, reader: RecordReader, sink: BatchSink, state: SourceState) -> None:
+        self.spec = spec
+        self.state = state
+        self.reader = reader
+        self._sink = sink
+        self.finished = False
+        self._steps = 0
+        state.set_path(spec.path)
+
+    @property
+    def last_data(self) -> float | None:
+        return self.state.last_data_monotonic
+
+    def quiet(self) -> bool:
+        return self.reader.quiet()
+
+    def pump(self, limit: int = CHUNK) -> bool:
+        if self.finished:
+            return False
+        got = self.reader.read(limit)
+        size = offset = 0
+        mtime = None
+        if self.spec.path is not None and os.path.isfile(self.spec.path):
+            st = os.stat(self.spec.path)
+            size, mtime = st.st_size, st.st_mtime
+            offset = size if not got.more else 0
+        self.state.read_progress(
+            size=size, offset=offset, mtime=mtime, catching_up=got.more, got_data=got.got_data, note=got.note
+        )
+        if got.records:
+            self._steps += len(got.records)
+            self.state.parse_counts(
+                formats=[self.reader.kind],
+                lines=self._steps,
+                not_understood=0,
+                duplicate_steps=0,
+                parser_errors=0,
+                ranks_seen=(),
+            )
+            self._sink(list(got.records))
+        if not got.more:
+            self.state.caught_up()
+        return got.more
+
+    def finish(self, final: bool = True) -> None:
+        if not self.finished:
+            self.finished = True
+            self.state.end()
+
+    def close(self) -> None:
+        self.reader.close()
+
+
+Feed = SourceFeed | RecordFeed
+
+
 class Pipeline:
     """Sources found from PATHs, read once (`read_to_end`) or followed (`follow`, `start`)."""
 
@@ -196,7 +267,8 @@ class Pipeline:
         self._sinks: list[BatchSink] = [sink] if sink is not None else []
         self.force_poll = force_poll
         self.schedule = Schedule(poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S)
-        self.readers: dict[str, SourceFeed] = {}
+        self.readers: dict[str, Feed] = {}
+        self._said_tensorboard = False
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -209,7 +281,9 @@ class Pipeline:
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
-        specs, self.problems = expand(self.paths, list(labels))
+        self.problems: list[Problem] = []
+        specs, problems = expand(self.paths, list(labels))
+        self.problems += problems
         for spec in specs:
             self._add(spec)
             if spec.pattern:
@@ -253,11 +327,22 @@ class Pipeline:
         for sink in self._sinks:
             sink(batch)
 
-    def _add(self, spec: SourceSpec) -> SourceFeed | None:
+    def _add(self, spec: SourceSpec) -> Feed | None:
         if spec.name in self.readers:
             return None
-        state = self.store.source(self._label(spec.name))
-        feed = SourceFeed(spec, self._sink, state, self._wake.set, bulk_ok=lambda: not self._sinks)
+        label = self._label(spec.name)
+        records = None if spec.path is None or spec.stream else reader_for(label, spec.path)
+        feed: Feed
+        if isinstance(records, EventFile) and not tensorboard_available():
+            if not self._said_tensorboard:  # said once, however many event files there are
+                self._said_tensorboard = True
+                self.problems.append(Problem(ProblemKind.NOT_READ, spec.name, TENSORBOARD_MISSING))
+            return None
+        state = self.store.source(label)
+        if records is not None:
+            feed = RecordFeed(spec, records, self._sink, state)
+        else:
+            feed = SourceFeed(spec, self._sink, state, self._wake.set, bulk_ok=lambda: not self._sinks)
         self.readers[spec.name] = feed
         if self._following:
             self._set_mode(feed)
@@ -288,7 +373,7 @@ class Pipeline:
         ident = (st.st_dev, st.st_ino)
         base, _dot, suffix = path.rpartition(".")
         for feed in self.readers.values():
-            tail = feed.reader.tail
+            tail = feed.tail
             if tail is None:
                 continue
             if ident in tail.idents:
@@ -308,7 +393,7 @@ class Pipeline:
     def _waiting_for_paths(self) -> bool:
         """Some source may appear: a directory or glob PATH, or a file not opened yet."""
         return bool(self._patterns) or any(
-            feed.reader.tail is not None and not feed.reader.tail.opened_once for feed in self.readers.values()
+            feed.tail is not None and not feed.tail.opened_once for feed in self.readers.values()
         )
 
     def _rediscover(self) -> None:
@@ -317,8 +402,8 @@ class Pipeline:
             feed = self.readers.get(raw)
             if (
                 feed is not None
-                and feed.reader.tail is not None
-                and not feed.reader.tail.opened_once
+                and feed.tail is not None
+                and not feed.tail.opened_once
                 and feed.spec.pattern is None
                 and os.path.isdir(raw)
             ):
@@ -333,7 +418,7 @@ class Pipeline:
             self._update_watch()
 
     # ----------------------------------------------------------- wake-ups
-    def _set_mode(self, feed: SourceFeed) -> None:
+    def _set_mode(self, feed: Feed) -> None:
         inotify_ok = self._watcher is not None and not self._watcher.error
         mode = feed.state.follow_mode if feed.is_stream else follow_mode(feed.spec.path, self.force_poll, inotify_ok)
         feed.state.set_follow_mode(mode)

@@ -19,6 +19,7 @@ import stat
 from dataclasses import dataclass
 
 from trainwatch.sources.problems import Problem, ProblemKind, missing_hint
+from trainwatch.sources.records import is_mlflow_metrics, is_record_file
 
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".stdout", ".stderr")
 MAX_DEPTH = 12
@@ -89,7 +90,8 @@ def _special(path: str) -> bool:
 def walk_logs(
     root: str, limit: int = MAX_FILES, skipped: list[str] | None = None, stopped: list[Problem] | None = None
 ) -> list[str]:
-    """Log-like regular files under root, sorted, symlink loops cut; FIFOs, sockets and
+    """Log-like regular files and record files (`sources/records`: an MLflow run's `metrics`
+    directory is one) under root, sorted, symlink loops cut; FIFOs, sockets and
     devices (whatever their name) are not read, and listed in `skipped` when given. A walk
     that meets its depth or count bound says so once in `stopped`: files it leaves out are
     not missing in silence."""
@@ -113,12 +115,14 @@ def walk_logs(
                 if entry.is_dir(follow_symlinks=True):
                     if entry.name.startswith("."):
                         continue
-                    if depth < MAX_DEPTH:
+                    if is_mlflow_metrics(entry.path):
+                        found.append(entry.path)
+                    elif depth < MAX_DEPTH:
                         visit(entry.path, depth + 1)
                     elif os.path.realpath(entry.path) not in seen_dirs:
                         bounds.setdefault("depth", f"stopped at depth {MAX_DEPTH} under {root}: {DEEPER_NOT_FOLLOWED}")
                 elif entry.is_file(follow_symlinks=True):
-                    if not is_log_like(entry.name):
+                    if not (is_log_like(entry.name) or is_record_file(entry.name)):
                         continue
                     if len(found) >= limit:
                         bounds["count"] = f"stopped after {limit} files under {root}: {MORE_NOT_READ}"

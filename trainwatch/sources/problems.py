@@ -18,6 +18,7 @@ class ProblemKind(Enum):
     NOT_REGULAR = "not regular"  # a FIFO, socket or device: never opened
     EMPTY = "empty"  # a directory or glob that holds no log yet
     WALK_STOPPED = "walk stopped"  # a directory walk met its depth or count bound
+    NOT_READ = "not read"  # a file of a kind an optional extra reads (TensorBoard events), extra not installed
 
 
 @dataclass(frozen=True, slots=True)
