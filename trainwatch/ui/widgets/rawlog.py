@@ -319,6 +319,11 @@ class LogPane(Vertical):
             if file is not None:
                 return Text(f"  lines {lo:,}-{hi:,} of {file[1].lines:,}, read from the file", style="yellow")
             return Text(f"  showing lines {lo:,}-{hi:,} of the file, around line {self.context_of:,}", style="yellow")
+        if self._held_from > 1 and self._last_no and self.file_of(self.current()) is not None:
+            return Text(
+                f"  showing lines {self._held_from:,}-{self._last_no:,} of {self._last_no:,} (Home / g: from line 1)",
+                style="yellow",
+            )
         if self._held_from > 1 and self._last_no:
             return Text(
                 f"  showing lines {self._held_from:,}-{self._last_no:,} of {self._last_no:,} (older lines: not kept)",
