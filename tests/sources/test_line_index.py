@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 from pathlib import Path
 
 from trainwatch.lines.assembler import Line
 from trainwatch.sources.discover import SourceSpec
 from trainwatch.sources.line_index import LineIndex
 from trainwatch.sources.reader import SourceReader
+from trainwatch.ui.linereader import Needle, scan
 
 SEED_004 = next(Path(__file__).resolve().parents[2].parent.joinpath("shared", "seeds").glob("004_*"))
 
@@ -96,3 +98,20 @@ def test_the_reader_indexes_the_file_and_truncation_resets_it(tmp_path: Path) ->
 def test_a_stream_has_no_index() -> None:
     reader = SourceReader(SourceSpec("-", None), NullSink(), lambda: None, lambda: True)
     assert reader.line_index is None
+
+
+def grep_count(*args: str) -> int:
+    done = subprocess.run(["grep", "-c", *args, str(SEED_004)], capture_output=True, text=True, check=False)
+    return int(done.stdout)
+
+
+def test_a_whole_file_scan_counts_what_grep_counts() -> None:
+    plain = scan(str(SEED_004), Needle("VALIDATION loss at iteration"))
+    assert plain.done and plain.count == grep_count("-i", "-F", "VALIDATION loss at iteration") == 22
+    assert plain.hits[0] == 1_763  # the first: its line number, as the pipeline numbers lines
+    assert scan(str(SEED_004), Needle("VALIDATION loss", case=True)).count == 0
+    regex = scan(str(SEED_004), Needle(r"iteration +\d+000/", regex=True), keep=True)
+    assert regex.count == grep_count("-E", "iteration +[0-9]+000/") > 0
+    assert all("000/" in text for _, text in regex.kept)
+    stopped = scan(str(SEED_004), Needle("iteration"), cancelled=lambda: True)
+    assert not stopped.done and stopped.count == 0

@@ -26,7 +26,7 @@ from trainwatch.lines.sanitize import printable
 from trainwatch.sources.line_index import LineIndex
 from trainwatch.store.store import SourceState, Store
 from trainwatch.ui.actions import bindings
-from trainwatch.ui.linereader import Scan, pattern_of, read_lines, scan
+from trainwatch.ui.linereader import Needle, Scan, read_lines, scan
 from trainwatch.ui.redraw import NUMBERS
 from trainwatch.ui.widgets.logview import LogView
 
@@ -584,7 +584,7 @@ class LogPane(Vertical):
             self.app.call_from_thread(self._scan_progress, done)
 
         try:
-            found = scan(path, pattern_of(needle), keep=keep, progress=progress, cancelled=lambda: worker.is_cancelled)
+            found = scan(path, Needle(needle), keep=keep, progress=progress, cancelled=lambda: worker.is_cancelled)
         except OSError as exc:
             found = Scan(kept=[(0, printable(f"cannot read {path}: {exc.strerror}"))], done=True)
         if not worker.is_cancelled:
