@@ -126,3 +126,38 @@ async def test_filter_covers_the_whole_file_from_its_first_match() -> None:
         assert numbers == expected
         await pilot.press("escape")
         assert await wait_for(pilot, lambda: "filter" not in status(app) and "following" in status(app))
+
+
+async def test_e_and_E_walk_the_event_lines_of_the_file() -> None:
+    """Seed 002's events (a crash at its end, warnings before) start at line 3,553."""
+    app = app_on("002")
+    with app.store.lock:
+        lines = sorted({e.line for e in app.store.events if e.line > 1})
+    assert len(lines) >= 2 and lines[0] == 3_553
+    async with app.run_test(size=(160, 45)) as pilot:
+        await open_log(app, pilot)
+        await pilot.press("home")
+        assert await wait_for(pilot, lambda: top_no(app) == 1)
+
+        def marked() -> list[str]:
+            return [line for line in app.query_one(LogView).lines if line.startswith("▶")]
+
+        for want in (lines[0], lines[1]):
+            await pilot.press("e")
+            assert await wait_for(pilot, lambda want=want: marked() == [f"▶{want:>7} │" + marked()[0].split("│", 1)[1]])
+            assert any(line.startswith(f"▶{want:>7} │") for line in visible(app))
+        await pilot.press("E")
+        assert await wait_for(pilot, lambda: bool(marked()) and marked()[0].startswith(f"▶{lines[0]:>7} │"))
+
+
+async def test_escape_cancels_a_running_search() -> None:
+    app = app_on("004")
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = await open_log(app, pilot)
+        pane.scanning = "searching"  # as while the worker runs: Esc ends it and says nothing more of it
+        pane.set_reactive(LogPane.search, "iteration")
+        pane._status()
+        assert "searching 0% (Esc cancels)" in status(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not pane.scanning and "search" not in status(app) and "following" in status(app)

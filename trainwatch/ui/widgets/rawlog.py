@@ -99,6 +99,7 @@ class LogPane(Vertical):
         self.scanning = ""  # "searching" / "filtering" while a scan runs
         self.scan_done = 0.0  # its progress, 0..1
         self._loading = False  # a window of the file is being read
+        self.marked: int | None = None  # the line the last jump went to (`e`/`E` go on from it)
 
     def compose(self) -> ComposeResult:
         yield Static(id="log-status")
@@ -353,6 +354,7 @@ class LogPane(Vertical):
             self._status()
             return
         self.set_reactive(LogPane.filter, "")
+        self.marked = None
         self._load(1, 1)
 
     def action_event(self, delta: int) -> None:
@@ -363,7 +365,7 @@ class LogPane(Vertical):
             return
         with self.store.lock:
             lines = sorted({e.line for e in self.store.events if e.source == state.source and e.line})
-        here = self.context_of if self.context_of is not None else (self.top_line() or 0)
+        here = self.marked if self.marked is not None else (self.top_line() or 0)
         if delta > 0:
             target = next((no for no in lines if no > here), None)
         else:
@@ -384,6 +386,7 @@ class LogPane(Vertical):
 
     def action_follow(self) -> None:
         self.following = True
+        self.marked = None
         if self.context_of is not None:
             self.context_of = None
             state = self.current()
@@ -514,6 +517,7 @@ class LogPane(Vertical):
             self.source_index = names.index(source)
         state = self.current()
         self.following = False
+        self.marked = line
         self.log_widget.focus()
         if keep_search and self.context_of is not None and last_index(self.shown, line) is not None:
             self.context_of = line
