@@ -100,6 +100,7 @@ class LogPane(Vertical):
         self.scan_done = 0.0  # its progress, 0..1
         self._loading = False  # a window of the file is being read
         self.marked: int | None = None  # the line the last jump went to (`e`/`E` go on from it)
+        self._epoch = 0  # the line index's epoch when the file was last read
 
     def compose(self) -> ComposeResult:
         yield Static(id="log-status")
@@ -147,10 +148,17 @@ class LogPane(Vertical):
             self._status()
 
     def watch_search(self) -> None:
+        """A new search scans the whole file when there is one, else the lines the view holds."""
         if self.is_mounted:
             self.hits, self.hit_count, self.hit_at = None, 0, -1
             self._recompute_matches()
             self._show_matches()
+            file = self.file_of(self.current())
+            if self.search and file is not None:
+                self._scan(file[0], self.search, keep=False)
+            elif self.scanning == "searching":
+                self.workers.cancel_group(self, "log-scan")
+                self.scanning = ""
             self._status()
 
     def _scrolled(self, old: float, new: float) -> None:
@@ -186,6 +194,10 @@ class LogPane(Vertical):
         """Append what the pipeline read since the last redraw; when the ring moved past lines
         the view never got (more arrived than it holds), start again from the ring: no gap."""
         state = self.current()
+        file = self.file_of(state)
+        if file is not None and self.context_of is not None and file[1].epoch != self._epoch:
+            self.action_follow()  # the file was truncated or replaced: the lines read from it are gone
+            return
         if state is None or self.context_of is not None:
             self._status()
             return
@@ -316,9 +328,11 @@ class LogPane(Vertical):
             if not self.shown:
                 return Text(f"  reading the file around line {self.context_of:,}", style="yellow")
             lo, hi = self._held_from, max(no for no, _ in self.shown)
-            file = self.file_of(self.current())
+            state = self.current()
+            file = self.file_of(state)
             if file is not None:
-                return Text(f"  lines {lo:,}-{hi:,} of {file[1].lines:,}, read from the file", style="yellow")
+                indexing = " (still indexing)" if state is not None and state.catching_up else ""
+                return Text(f"  lines {lo:,}-{hi:,} of {file[1].lines:,}{indexing}, read from the file", style="yellow")
             return Text(f"  showing lines {lo:,}-{hi:,} of the file, around line {self.context_of:,}", style="yellow")
         if self._held_from > 1 and self._last_no and self.file_of(self.current()) is not None:
             return Text(
@@ -415,11 +429,8 @@ class LogPane(Vertical):
         if self._input_mode == "filter":
             self.filter = message.value
         else:
-            self.search = message.value
-            file = self.file_of(self.current())
-            if self.search and file is not None:
-                self._scan(file[0], self.search, keep=False)
-            else:
+            self.search = message.value  # a file: its watcher starts the scan, which goes to the first match
+            if self.file_of(self.current()) is None:
                 self.action_next_match()
         self.log_widget.focus()
 
@@ -545,6 +556,8 @@ class LogPane(Vertical):
         if state is None or state.path is None:
             return
         self._loading = True
+        if state.line_index is not None:
+            self._epoch = state.line_index.epoch
         self._read_window(state.path, state.line_index, first, at, mark, keep_search)
 
     @work(thread=True, exclusive=True, group="log-context")
