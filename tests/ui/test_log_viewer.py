@@ -161,3 +161,18 @@ async def test_escape_cancels_a_running_search() -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert not pane.scanning and "search" not in status(app) and "following" in status(app)
+
+
+async def test_scrolling_above_the_recent_lines_reads_the_older_ones_from_the_file() -> None:
+    app = app_on("004")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await open_log(app, pilot)
+        log = app.query_one(LogView)
+        ring_first = int(log.lines[0].split("│")[0])
+        assert ring_first > 1  # the ring holds the end of the file only
+        log.scroll_to(y=0, animate=False)  # the top of what the view holds, as the wheel or PgUp gets there
+        assert await wait_for(pilot, lambda: int(log.lines[0].split("│")[0]) < ring_first)
+        assert await wait_for(pilot, lambda: top_no(app) == ring_first)  # the same line stays at the top
+        numbers = [int(line.lstrip("▶").split("│")[0]) for line in log.lines]
+        assert numbers == list(range(numbers[0], numbers[-1] + 1))
+        assert "read from the file" in status(app) and "paused" in status(app)

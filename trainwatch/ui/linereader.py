@@ -44,12 +44,6 @@ def read_lines(path: str, index: LineIndex | None, first: int, count: int) -> li
     return out
 
 
-def read_context(path: str, line_no: int, radius: int = 200, index: LineIndex | None = None) -> list[tuple[int, str]]:
-    """Lines [line_no - radius, line_no + radius] of the file at path (fewer at its edges)."""
-    first = max(1, line_no - radius)
-    return read_lines(path, index, first, line_no + radius - first + 1)
-
-
 @dataclass(frozen=True)
 class Needle:
     """What a search looks for: plain text (case-insensitive unless `case`) or a regex."""

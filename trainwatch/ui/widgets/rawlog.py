@@ -174,14 +174,16 @@ class LogPane(Vertical):
         """Paging through a file window: at its top or bottom edge, read the adjoining window."""
         state = self.current()
         file = self.file_of(state)
-        if file is None or self.context_of is None or self.filter or self._loading or not self.shown:
+        if file is None or self.filter or self._loading or not self.shown:
             return
         log = self.log_widget
         top = self.top_line()
         if top is None:
             return
-        if up and log.scroll_offset.y == 0 and self._held_from > 1:
+        if up and log.scroll_offset.y == 0 and self._held_from > 1:  # the ring's top too: older lines
             self._load(max(1, self._held_from - WINDOW // 2), top, mark=self.context_of)
+        elif self.context_of is None:
+            return  # the ring's end: End follows
         elif not up and log.is_vertical_scroll_end and self.shown[-1][0] < file[1].lines:
             self._load(max(1, self.shown[-1][0] - WINDOW // 2), top, mark=self.context_of)
 
