@@ -157,7 +157,7 @@ class LogPane(Vertical):
             if self.search and file is not None:
                 self._scan(file[0], self.search, keep=False)
             elif self.scanning == "searching":
-                self.workers.cancel_group(self, "log-scan")
+                self.workers.cancel_group(self, "log-search")
                 self.scanning = ""
             self._status()
 
@@ -515,7 +515,8 @@ class LogPane(Vertical):
             self.log_widget.focus()
             return
         if self.scanning:
-            self.workers.cancel_group(self, "log-scan")
+            self.workers.cancel_group(self, "log-search")
+            self.workers.cancel_group(self, "log-filter")
             self.scanning = ""
         self.search = ""
         self.filter = ""
@@ -592,9 +593,20 @@ class LogPane(Vertical):
         self.scanning = "filtering" if keep else "searching"
         self.scan_done = 0.0
         self._status()
-        self._run_scan(path, needle, keep)
+        if keep:
+            self._run_filter(path, needle)
+        else:
+            self._run_search(path, needle)
 
-    @work(thread=True, exclusive=True, group="log-scan")
+    # One group each: a search started while a filter scans does not cancel the filter.
+    @work(thread=True, exclusive=True, group="log-filter")
+    def _run_filter(self, path: str, needle: str) -> None:
+        self._run_scan(path, needle, True)
+
+    @work(thread=True, exclusive=True, group="log-search")
+    def _run_search(self, path: str, needle: str) -> None:
+        self._run_scan(path, needle, False)
+
     def _run_scan(self, path: str, needle: str, keep: bool) -> None:
         """Search or filter the whole file (linereader.scan), telling the status its progress."""
         worker = get_current_worker()
