@@ -66,6 +66,7 @@ class SourceFeed:
         path = None if spec.stream else spec.path
         self.parser = SourceParser(state.source, new_parsers(), self._batch.append, path=path)
         self.reader = SourceReader(spec, self, wake, bulk_ok)
+        state.line_index = self.reader.line_index
         self._synced = -1  # parser.changes at the last _sync_stats
         state.set_path(path)
         if self.is_stream:

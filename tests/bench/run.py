@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/bench/run.py            # 1 GB catch-up log (built once, cached)
     BENCH_MB=64 .venv/bin/python tests/bench/run.py   # a smaller log for a quick look
-    BENCH_SKIP=catchup,scale ...             # skip sections: catchup, live, scale, render
+    BENCH_SKIP=catchup,scale ...             # skip sections: catchup, live, scale, render, viewer
 
 Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
@@ -16,11 +16,17 @@ Figures (all measured in this run, on this machine):
    (tests/bench/dashboard.py many_files): idle CPU, CPU while every file grows, append-to-screen.
 4. render: the dashboard chart's downsample + plotext render of 1M points
    (trainwatch.ui.widgets.chart.render_chart).
+5. log viewer: on the BENCH_MB log, in one child process that reads it as the dashboard does (the
+   pipeline builds the sparse line index while ingesting): the Log tab's window read at line 1 and
+   at the last line (linereader.read_lines through the index, what Home and a jump near the end
+   run), and a whole-file search (linereader.scan) next to `grep -c` of the same pattern; the
+   child's peak RSS.
 The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -303,6 +309,52 @@ def render() -> None:
                 row(f"redraw {label}, 120x30 ({name}), median of 5", median, "ms", target)
 
 
+VIEWER_SCRIPT = """
+import json, sys, time
+from trainwatch.pipeline import Pipeline
+from trainwatch.ui.linereader import Needle, read_lines, scan
+from trainwatch.ui.widgets.rawlog import WINDOW
+path, needle = sys.argv[1], sys.argv[2]
+pipeline = Pipeline([path])
+t = time.perf_counter(); pipeline.read_to_end(); ingest = time.perf_counter() - t
+state = next(iter(pipeline.store.sources.values()))
+index = state.line_index
+t = time.perf_counter(); first = read_lines(path, index, 1, WINDOW); home = time.perf_counter() - t
+last_no = index.lines
+t = time.perf_counter(); tail = read_lines(path, index, last_no - WINDOW + 1, WINDOW); end = time.perf_counter() - t
+t = time.perf_counter(); found = scan(path, Needle(needle)); search = time.perf_counter() - t
+assert first[0][0] == 1 and tail[-1][0] == last_no, (first[0][0], tail[-1][0], last_no)
+print(json.dumps({"ingest": ingest, "home": home, "end": end, "search": search, "count": found.count,
+                  "lines": last_no, "entries": index.entries, "step": index.step}))
+"""
+
+
+def viewer(size_mb: int, needle: str = "validation loss at iteration") -> None:
+    print(f"\n5. log viewer: {size_mb} MB log, sparse line index (tests/bench/run.py VIEWER_SCRIPT)")
+    path = build_log(size_mb)
+    grep = shutil.which("grep")
+    grep_s, grep_n = float("nan"), -1
+    if grep:
+        runs = [timed_child([grep, "-c", "-F", needle, str(path)]) for _ in range(3)]
+        grep_s, grep_n = min(r[0] for r in runs), int(runs[0][3] or b"-1")
+        row(f"grep -c '{needle}' (best of 3)", grep_s, "s", None, f"({grep_n:,} lines)")
+    _wall, rss, code, out = timed_child([sys.executable, "-c", VIEWER_SCRIPT, str(path), needle])
+    if code != 0:
+        print(f"  !! the viewer script exited {code}")
+        return
+    got = json.loads(out)
+    print(
+        f"  ingest (index built while reading): {got['ingest']:.1f} s, {got['lines']:,} lines,"
+        f" index {got['entries']:,} offsets (every {got['step']:,} lines)"
+    )
+    row("Log tab: line 1 (window read through the index)", got["home"] * 1000, "ms", 200.0)
+    row("Log tab: last line (window read through the index)", got["end"] * 1000, "ms", 200.0)
+    same = "same count as grep" if got["count"] == grep_n else f"count {got['count']:,} != grep {grep_n:,}"
+    row("whole-file search (linereader.scan)", got["search"], "s", 15.0 * size_mb / 1024, f"({same}; 15 s per GB)")
+    row("  vs grep -c", got["search"] / grep_s if grep_s == grep_s else float("nan"), "x", None)
+    row("viewer child (pipeline + index + reads): peak RSS", rss, "MB", 200.0)
+
+
 def main() -> None:
     size_mb = int(os.environ.get("BENCH_MB", "1024"))
     seconds = float(os.environ.get("BENCH_SECONDS", "5"))
@@ -314,6 +366,7 @@ def main() -> None:
         ("live", lambda: live(seconds)),
         ("scale", lambda: scale(seconds)),
         ("render", render),
+        ("viewer", lambda: viewer(size_mb)),
     ]
     for name, run in sections:
         if name not in skip:

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from trainwatch.lines.assembler import Line, LineAssembler
 from trainwatch.sources.discover import SourceSpec
+from trainwatch.sources.line_index import LineIndex
 from trainwatch.sources.stream import StreamSource
 from trainwatch.sources.tail import CHUNK, Ev, FileTail, TailEvent
 
@@ -69,6 +70,9 @@ class SourceReader:
         self.finished = False
         self.catching_up = False
         self._stream_bytes = 0
+        # The file the path names now, indexed as it is read (streams cannot be read again: none).
+        self.line_index: LineIndex | None = LineIndex() if self.tail is not None else None
+        self._index_gen = -1  # the stream (generation) the index describes
 
     @property
     def assembler(self) -> LineAssembler:
@@ -111,7 +115,23 @@ class SourceReader:
                 data = data[data.rfind(b"\n") + 1 :]
         self._sink.lines(asm.feed(data))
 
+    def _index(self, event: TailEvent) -> None:
+        """Keep the line index on the newest stream: its bytes extend it; its restart (or a
+        new file at the path) starts it again. A rotated-away stream's bytes are not indexed."""
+        index = self.line_index
+        if index is None or event.gen < self._index_gen:
+            return
+        if event.gen > self._index_gen:
+            self._index_gen = event.gen
+            if index.size:
+                index.reset()
+        if event.kind is Ev.DATA:
+            index.feed(event.data)
+        elif event.kind is Ev.RESET:
+            index.reset()
+
     def _apply(self, event: TailEvent) -> None:
+        self._index(event)
         if event.kind is Ev.REPLACED:
             self.assemblers.setdefault(event.gen, LineAssembler())
             self._sink.at_eof()

@@ -18,11 +18,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from trainwatch.columns import ColumnBlock, merged_latest
 from trainwatch.records import Event, Phases, Profile, Record, Step
 from trainwatch.store.series import DEFAULT_CAPACITY, Series
+
+if TYPE_CHECKING:
+    from trainwatch.sources.line_index import LineIndex
 
 T = TypeVar("T")
 MAX_EVENTS = 20_000
@@ -99,6 +102,9 @@ class SourceState:
     # Last sanitized lines as (line_no, text), appended by the reader thread; the UI copies
     # it (`lines()`) instead of reading the file again.
     recent: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=RECENT_LINES))
+    # The file's sparse line-offset index, fed by the reader thread (thread-safe; None for a
+    # stream, which has no file to read again: the ring is all the Log tab has).
+    line_index: LineIndex | None = field(default=None, repr=False, compare=False)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     # ------------------------------------------------------------------ write

@@ -1,10 +1,16 @@
 """The raw log: the last lines of one source, following until scrolled up (End resumes);
-`/` search (matches marked, `n`/`N`), `f` filter, Esc clears both, `[`/`]` switch source.
-Lines come from the pipeline's bounded ring of recent sanitized lines, and the status line
-says which lines that is; older lines (a jump from the events list) are read by a worker thread."""
+`/` search (matches marked, `n`/`N`), `f` filter, Esc clears both (and cancels a scan),
+`[`/`]` switch source, `Home`/`g` line 1, `e`/`E` the next/previous event line.
+
+Following shows the pipeline's bounded ring of recent sanitized lines. A file source also has
+the reader's sparse line index: `Home`, a jump, scrolling past the window's edge and `n`/`N`
+read only the window they need from the file (a worker thread seeks to the nearest indexed
+line), and search and filter scan the whole file in a worker, with progress. A stream (stdin,
+a FIFO) cannot be read again: it has the ring only, and the status line says which lines."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -14,11 +20,13 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Input, Static
+from textual.worker import get_current_worker
 
 from trainwatch.lines.sanitize import printable
+from trainwatch.sources.line_index import LineIndex
 from trainwatch.store.store import SourceState, Store
 from trainwatch.ui.actions import bindings
-from trainwatch.ui.linereader import read_context
+from trainwatch.ui.linereader import Needle, Scan, read_lines, scan
 from trainwatch.ui.redraw import NUMBERS
 from trainwatch.ui.widgets.logview import LogView
 
@@ -27,6 +35,7 @@ if TYPE_CHECKING:
 
 Lines = list[tuple[int, str]]
 MAX_SHOWN = 10_000  # lines the view holds: the ring's lines plus those that arrived since
+WINDOW = 2_000  # lines of a file read at a time when paging through it
 
 
 def fmt_line(no: int, text: str, mark: bool = False) -> str:
@@ -83,6 +92,15 @@ class LogPane(Vertical):
         self._held_from = 0  # the first line number the view holds (0: none)
         self._input_mode = ""
         self._unwritten: list[str] = []  # lines for the Log widget while it is hidden
+        self.hits: array[int] | None = None  # a whole-file search's matching line numbers
+        self.hit_count = 0  # matching lines of the file (hits keeps at most linereader.MAX_HITS)
+        self.hit_at = -1
+        self.filter_count = 0  # a whole-file filter's matching lines
+        self.scanning = ""  # "searching" / "filtering" while a scan runs
+        self.scan_done = 0.0  # its progress, 0..1
+        self._loading = False  # a window of the file is being read
+        self.marked: int | None = None  # the line the last jump went to (`e`/`E` go on from it)
+        self._epoch = 0  # the line index's epoch when the file was last read
 
     def compose(self) -> ComposeResult:
         yield Static(id="log-status")
@@ -114,19 +132,33 @@ class LogPane(Vertical):
             self._status()
 
     def watch_filter(self) -> None:
-        """A new filter (or none, after Esc) rebuilds the view from the ring: the lines it hid come back."""
+        """A new filter scans the whole file when there is one; none (after Esc) rebuilds the
+        view from the ring: the lines it hid come back."""
         if not self.is_mounted:
             return
         state = self.current()
+        file = self.file_of(state)
+        if self.filter and file is not None:
+            self.following = False
+            self._scan(file[0], self.filter, keep=True)
+            return
         if self.context_of is None and state is not None:
             self._rebuild(snapshot_ring(state))
         else:
             self._status()
 
     def watch_search(self) -> None:
+        """A new search scans the whole file when there is one, else the lines the view holds."""
         if self.is_mounted:
+            self.hits, self.hit_count, self.hit_at = None, 0, -1
             self._recompute_matches()
             self._show_matches()
+            file = self.file_of(self.current())
+            if self.search and file is not None:
+                self._scan(file[0], self.search, keep=False)
+            elif self.scanning == "searching":
+                self.workers.cancel_group(self, "log-search")
+                self.scanning = ""
             self._status()
 
     def _scrolled(self, old: float, new: float) -> None:
@@ -135,7 +167,25 @@ class LogPane(Vertical):
         if new < old and not self.log_widget.is_vertical_scroll_end:
             self.following = False
         if not self.following:
+            self._page_if_at_edge(new < old)
             self._status()
+
+    def _page_if_at_edge(self, up: bool) -> None:
+        """Paging through a file window: at its top or bottom edge, read the adjoining window."""
+        state = self.current()
+        file = self.file_of(state)
+        if file is None or self.filter or self._loading or not self.shown:
+            return
+        log = self.log_widget
+        top = self.top_line()
+        if top is None:
+            return
+        if up and log.scroll_offset.y == 0 and self._held_from > 1:  # the ring's top too: older lines
+            self._load(max(1, self._held_from - WINDOW // 2), top, mark=self.context_of)
+        elif self.context_of is None:
+            return  # the ring's end: End follows
+        elif not up and log.is_vertical_scroll_end and self.shown[-1][0] < file[1].lines:
+            self._load(max(1, self.shown[-1][0] - WINDOW // 2), top, mark=self.context_of)
 
     # ----------------------------------------------------------- refreshing
     def redraw(self, view: View) -> bool:
@@ -146,6 +196,10 @@ class LogPane(Vertical):
         """Append what the pipeline read since the last redraw; when the ring moved past lines
         the view never got (more arrived than it holds), start again from the ring: no gap."""
         state = self.current()
+        file = self.file_of(state)
+        if file is not None and self.context_of is not None and file[1].epoch != self._epoch:
+            self.action_follow()  # the file was truncated or replaced: the lines read from it are gone
+            return
         if state is None or self.context_of is not None:
             self._status()
             return
@@ -206,7 +260,7 @@ class LogPane(Vertical):
     def on_show(self) -> None:
         self._flush()
 
-    def _rebuild(self, lines: Sequence[tuple[int, str]], mark: int | None = None) -> None:
+    def _rebuild(self, lines: Sequence[tuple[int, str]], mark: int | None = None, keep_search: bool = False) -> None:
         held = list(lines)[-MAX_SHOWN:]
         self._held_from = first_number(held)
         if self.filter:
@@ -220,7 +274,11 @@ class LogPane(Vertical):
         at = last_index(self.shown, mark) if mark is not None else None
         log.write_lines([fmt_line(no, t, i == at) for i, (no, t) in enumerate(self.shown)], scroll_end=self.following)
         self._keep_end()
-        self._recompute_matches()
+        if keep_search and self.hits is not None:
+            self.matches = []
+        else:
+            self.hits, self.hit_count, self.hit_at = None, 0, -1
+            self._recompute_matches()
         self._show_matches()
         self._status()
 
@@ -239,11 +297,22 @@ class LogPane(Vertical):
         if self.filter:
             text.append("  filter: ", style="dim")
             text.append(self.filter, style="bold")
-            text.append(f" ({len(self.shown):,} lines)")
+            if self.scanning == "filtering":
+                text.append(f" filtering {self.scan_done:.0%} (Esc cancels)", style="yellow")
+            elif self.context_of is not None and self.file_of(state) is not None:
+                more = f", first {len(self.shown):,} shown" if self.filter_count > len(self.shown) else ""
+                text.append(f" ({self.filter_count:,} lines of the file{more})")
+            else:
+                text.append(f" ({len(self.shown):,} lines)")
         if self.search:
             text.append("  search: ", style="dim")
             text.append(self.search, style="bold")
-            text.append(f" {self.match_at + 1 if self.match_at >= 0 else 0}/{len(self.matches)}")
+            if self.scanning == "searching":
+                text.append(f" searching {self.scan_done:.0%} (Esc cancels)", style="yellow")
+            elif self.hits is not None:
+                text.append(f" {self.hit_at + 1 if self.hit_at >= 0 else 0}/{self.hit_count:,} in the file")
+            else:
+                text.append(f" {self.match_at + 1 if self.match_at >= 0 else 0}/{len(self.matches)}")
         if self.following:
             text.append("  following", style="green")
         else:
@@ -261,7 +330,17 @@ class LogPane(Vertical):
             if not self.shown:
                 return Text(f"  reading the file around line {self.context_of:,}", style="yellow")
             lo, hi = self._held_from, max(no for no, _ in self.shown)
+            state = self.current()
+            file = self.file_of(state)
+            if file is not None:
+                indexing = " (still indexing)" if state is not None and state.catching_up else ""
+                return Text(f"  lines {lo:,}-{hi:,} of {file[1].lines:,}{indexing}, read from the file", style="yellow")
             return Text(f"  showing lines {lo:,}-{hi:,} of the file, around line {self.context_of:,}", style="yellow")
+        if self._held_from > 1 and self._last_no and self.file_of(self.current()) is not None:
+            return Text(
+                f"  showing lines {self._held_from:,}-{self._last_no:,} of {self._last_no:,} (Home / g: from line 1)",
+                style="yellow",
+            )
         if self._held_from > 1 and self._last_no:
             return Text(
                 f"  showing lines {self._held_from:,}-{self._last_no:,} of {self._last_no:,} (older lines: not kept)",
@@ -274,7 +353,44 @@ class LogPane(Vertical):
         index = int(self.log_widget.scroll_offset.y)
         return self.shown[index][0] if 0 <= index < len(self.shown) and self.shown[index][0] else None
 
+    @staticmethod
+    def file_of(state: SourceState | None) -> tuple[str, LineIndex] | None:
+        """The file and its line index, when the source is a file (a stream has neither)."""
+        if state is None or state.path is None or state.line_index is None:
+            return None
+        return state.path, state.line_index
+
     # ------------------------------------------------------------- actions
+    def action_home(self) -> None:
+        """Line 1: of the file when there is one (read through the index), else of the ring."""
+        self.following = False
+        file = self.file_of(self.current())
+        if file is None:
+            self.log_widget.scroll_home(animate=False)
+            self._status()
+            return
+        self.set_reactive(LogPane.filter, "")
+        self.marked = None
+        self._load(1, 1)
+
+    def action_event(self, delta: int) -> None:
+        """The next (delta 1) / previous (-1) line of this source the parsers made an event of
+        (errors, warnings, restarts...), from the line at the top of the view (or the one marked)."""
+        state = self.current()
+        if state is None:
+            return
+        with self.store.lock:
+            lines = sorted({e.line for e in self.store.events if e.source == state.source and e.line})
+        here = self.marked if self.marked is not None else (self.top_line() or 0)
+        if delta > 0:
+            target = next((no for no in lines if no > here), None)
+        else:
+            target = next((no for no in reversed(lines) if no < here), None)
+        if target is None:
+            self.notify("no further event line in this source", timeout=2)
+            return
+        self.jump(state.source, target)
+
     def action_source(self, delta: int) -> None:
         n = len(self.sources())
         if n:
@@ -286,6 +402,7 @@ class LogPane(Vertical):
 
     def action_follow(self) -> None:
         self.following = True
+        self.marked = None
         if self.context_of is not None:
             self.context_of = None
             state = self.current()
@@ -314,8 +431,9 @@ class LogPane(Vertical):
         if self._input_mode == "filter":
             self.filter = message.value
         else:
-            self.search = message.value
-            self.action_next_match()
+            self.search = message.value  # a file: its watcher starts the scan, which goes to the first match
+            if self.file_of(self.current()) is None:
+                self.action_next_match()
         self.log_widget.focus()
 
     def _recompute_matches(self) -> None:
@@ -335,7 +453,11 @@ class LogPane(Vertical):
         self._show_matches()
 
     def _show_matches(self) -> None:
-        current = self.matches[self.match_at] if 0 <= self.match_at < len(self.matches) else None
+        if self.hits is not None:
+            line = self.hits[self.hit_at] if 0 <= self.hit_at < len(self.hits) else None
+            current = last_index(self.shown, line) if line is not None else None
+        else:
+            current = self.matches[self.match_at] if 0 <= self.match_at < len(self.matches) else None
         self.log_widget.show_matches(self.search, current)
 
     def action_next_match(self) -> None:
@@ -345,12 +467,33 @@ class LogPane(Vertical):
         self._step_match(-1)
 
     def _step_match(self, delta: int) -> None:
+        if self.hits is not None:
+            self._step_hit(delta)
+            return
         if not self.matches:
             self._status()
             return
         self.match_at = (self.match_at + delta) % len(self.matches)
         self._show_matches()
         self._scroll_to_index(self.matches[self.match_at])
+        self._status()
+
+    def _step_hit(self, delta: int) -> None:
+        """`n`/`N` over a whole-file search: the line is shown from the view, or read from the file."""
+        hits = self.hits
+        if not hits:
+            self._status()
+            return
+        if self.hit_at < 0:  # the first step: the first match at or after the view's top line
+            top = self.top_line() or 1
+            after = next((i for i, no in enumerate(hits) if no >= top), 0)
+            self.hit_at = after if delta > 0 else (after - 1) % len(hits)
+        else:
+            self.hit_at = (self.hit_at + delta) % len(hits)
+        line = hits[self.hit_at]
+        state = self.current()
+        if state is not None:
+            self.jump(state.source, line, keep_search=True)
         self._status()
 
     def _scroll_to_index(self, index: int) -> None:
@@ -371,42 +514,129 @@ class LogPane(Vertical):
             box.remove_class("visible")
             self.log_widget.focus()
             return
+        if self.scanning:
+            self.workers.cancel_group(self, "log-search")
+            self.workers.cancel_group(self, "log-filter")
+            self.scanning = ""
         self.search = ""
         self.filter = ""
         self.action_follow()
 
     # --------------------------------------------------------------- jumps
-    def jump(self, source: str, line: int) -> None:
-        """Show `line` of `source`: from the ring when it is recent, else read from the file."""
+    def jump(self, source: str, line: int, keep_search: bool = False) -> None:
+        """Show `line` of `source`: from the view or the ring when they hold it, else read from the
+        file around it (through the line index: never from line 1)."""
         names = [s.source for s in self.sources()]
         if source in names:
             self.source_index = names.index(source)
         state = self.current()
         self.following = False
+        self.marked = line
         self.log_widget.focus()
+        if keep_search and self.context_of is not None and last_index(self.shown, line) is not None:
+            self.context_of = line
+            self._show_matches()
+            self._scroll_to_index(last_index(self.shown, line) or 0)
+            self._status()
+            return
         ring = snapshot_ring(state) if state else []
         if ring and (last_index(ring, line) is not None or ring[0][0] <= line <= ring[-1][0]):
             self.context_of = None
             self.set_reactive(LogPane.filter, "")  # no watcher: the rebuild below marks the line
-            self._rebuild(ring, mark=line)
+            self._rebuild(ring, mark=line, keep_search=keep_search)
             idx = last_index(self.shown, line)
             self.call_after_refresh(self._scroll_if_paused, len(self.shown) - 1 if idx is None else idx)
         elif state is not None and state.path:
+            self.set_reactive(LogPane.filter, "")
             self.context_of = line
-            self._status()
-            self._read_context(state.path, line)
+            self._load(max(1, line - WINDOW // 2), line, mark=line, keep_search=keep_search)
         self._status()
 
-    @work(thread=True, exclusive=True, group="log-context")
-    def _read_context(self, path: str, line: int) -> None:
-        try:
-            lines = read_context(path, line)
-        except OSError as exc:
-            lines = [(line, printable(f"cannot read {path}: {exc.strerror}"))]
-        self.app.call_from_thread(self._show_context, lines, line)
+    def _load(self, first: int, at: int, mark: int | None = None, keep_search: bool = False) -> None:
+        """Read WINDOW lines of the file from line `first` (a worker), then show them with line
+        `at` in the view and `mark` marked."""
+        state = self.current()
+        if state is None or state.path is None:
+            return
+        self._loading = True
+        if state.line_index is not None:
+            self._epoch = state.line_index.epoch
+        self._read_window(state.path, state.line_index, first, at, mark, keep_search)
 
-    def _show_context(self, lines: Lines, line: int) -> None:
-        self.context_of = line
-        self._rebuild(lines, mark=line)
-        idx = next((i for i, (no, _) in enumerate(self.shown) if no == line), 0)
-        self.call_after_refresh(self._scroll_if_paused, idx)
+    @work(thread=True, exclusive=True, group="log-context")
+    def _read_window(
+        self, path: str, index: LineIndex | None, first: int, at: int, mark: int | None, keep_search: bool
+    ) -> None:
+        try:
+            lines = read_lines(path, index, first, WINDOW)
+        except OSError as exc:
+            lines = [(at, printable(f"cannot read {path}: {exc.strerror}"))]
+        self.app.call_from_thread(self._show_window, lines, at, mark, keep_search)
+
+    def _show_window(self, lines: Lines, at: int, mark: int | None, keep_search: bool) -> None:
+        self._loading = False
+        self.context_of = mark if mark is not None else at
+        self._rebuild(lines, mark=mark, keep_search=keep_search)
+        idx = next((i for i, (no, _) in enumerate(self.shown) if no >= at), 0)
+        if mark is None:  # paging / Home: the line at the top, as it was
+            self.call_after_refresh(self._scroll_top_if_paused, idx)
+        else:
+            self.call_after_refresh(self._scroll_if_paused, idx)
+
+    def _scroll_top_if_paused(self, index: int) -> None:
+        if not self.following:
+            self.log_widget.scroll_to(y=index, animate=False)
+            self._status()
+
+    # ---------------------------------------------------------------- scans
+    def _scan(self, path: str, needle: str, keep: bool) -> None:
+        self.scanning = "filtering" if keep else "searching"
+        self.scan_done = 0.0
+        self._status()
+        if keep:
+            self._run_filter(path, needle)
+        else:
+            self._run_search(path, needle)
+
+    # One group each: a search started while a filter scans does not cancel the filter.
+    @work(thread=True, exclusive=True, group="log-filter")
+    def _run_filter(self, path: str, needle: str) -> None:
+        self._run_scan(path, needle, True)
+
+    @work(thread=True, exclusive=True, group="log-search")
+    def _run_search(self, path: str, needle: str) -> None:
+        self._run_scan(path, needle, False)
+
+    def _run_scan(self, path: str, needle: str, keep: bool) -> None:
+        """Search or filter the whole file (linereader.scan), telling the status its progress."""
+        worker = get_current_worker()
+
+        def progress(done: float) -> None:
+            self.app.call_from_thread(self._scan_progress, done)
+
+        try:
+            found = scan(path, Needle(needle), keep=keep, progress=progress, cancelled=lambda: worker.is_cancelled)
+        except OSError as exc:
+            found = Scan(kept=[(0, printable(f"cannot read {path}: {exc.strerror}"))], done=True)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._scan_finished, needle, keep, found)
+
+    def _scan_progress(self, done: float) -> None:
+        if self.scanning:
+            self.scan_done = done
+            self._status()
+
+    def _scan_finished(self, needle: str, keep: bool, found: Scan) -> None:
+        self.scanning = ""
+        if keep:
+            if needle != self.filter:
+                return
+            self.filter_count = found.count
+            self.context_of = found.kept[0][0] if found.kept else 0
+            self._rebuild(found.kept)
+            self.call_after_refresh(self._scroll_top_if_paused, 0)
+            return
+        if needle != self.search:
+            return
+        self.hits, self.hit_count, self.hit_at = found.hits, found.count, -1
+        self._step_hit(1)
