@@ -58,6 +58,10 @@ class Needle:
         offset and is far faster than an IGNORECASE regex)."""
         return not self.regex and not self.case
 
+    def text_pattern(self) -> re.Pattern[str]:
+        """The same match over decoded lines (the lines a view holds). Raises re.error."""
+        return re.compile(self.text if self.regex else re.escape(self.text), 0 if self.case else re.IGNORECASE)
+
     def pattern(self) -> re.Pattern[bytes]:
         if self.folds:
             return re.compile(re.escape(self.text.lower().encode()))

@@ -1,5 +1,6 @@
 """The Log tab's line view: Textual's `Log` with the search term marked on every line it
-draws and the current match's line lit, so a match is seen, not just counted."""
+draws and the current match's line lit, so a match is seen, not just counted; in the merged
+view, each line's source label styled (a style on the plain text: a label is never markup)."""
 
 from __future__ import annotations
 
@@ -15,18 +16,33 @@ from textual.widgets import Log
 GUTTER = " │ "  # between a line's number and its text (see rawlog.fmt_line): matches start after it
 MATCH_STYLE = Style(reverse=True, bold=True)  # reverse video: seen with NO_COLOR too
 CURRENT_LINE_STYLE = Style(bgcolor="grey23", underline=True)
+LABEL_COLORS = ("cyan", "magenta", "green", "yellow", "blue", "red", "bright_cyan", "bright_magenta")
+
+
+def label_style(label: str) -> Style:
+    """The same colour for a source's label on every line (bold: seen with NO_COLOR too)."""
+    return Style(bold=True, color=LABEL_COLORS[sum(label.encode()) % len(LABEL_COLORS)])
 
 
 class MatchHighlighter(Highlighter):
-    """Marks each case-insensitive occurrence of `needle` in a line's text (not its number)."""
+    """Marks each occurrence of the search (plain or regex, case-insensitive unless asked) in a
+    line's text (not its number), and styles the source label of a merged view's line."""
 
     def __init__(self) -> None:
         self.pattern: re.Pattern[str] | None = None
+        self.label_width = 0  # the merged view's labels: characters 1..label_width of a line
 
-    def set_needle(self, needle: str) -> None:
-        self.pattern = re.compile(re.escape(needle), re.IGNORECASE) if needle else None
+    def set_needle(self, needle: str, regex: bool = False, case: bool = False) -> None:
+        try:
+            source = needle if regex else re.escape(needle)
+            self.pattern = re.compile(source, 0 if case else re.IGNORECASE) if needle else None
+        except re.error:
+            self.pattern = None
 
     def highlight(self, text: Text) -> None:
+        if self.label_width:
+            label = text.plain[1 : 1 + self.label_width]
+            text.stylize(label_style(label.strip()), 1, 1 + self.label_width)
         if self.pattern is None:
             return
         plain = text.plain
@@ -46,9 +62,9 @@ class LogView(Log):
         self.highlighter = self.matcher
         self.current: int | None = None
 
-    def show_matches(self, needle: str, current: int | None) -> None:
+    def show_matches(self, needle: str, current: int | None, regex: bool = False, case: bool = False) -> None:
         """Mark `needle` and the line at index `current` (None: no current match), then redraw."""
-        self.matcher.set_needle(needle)
+        self.matcher.set_needle(needle, regex, case)
         self.current = current
         self.refresh()
 

@@ -1,6 +1,8 @@
 """The raw log: the last lines of one source, following until scrolled up (End resumes);
 `/` search (matches marked, `n`/`N`), `f` filter, Esc clears both (and cancels a scan),
-`[`/`]` switch source, `Home`/`g` line 1, `e`/`E` the next/previous event line.
+`[`/`]` switch source, `Home`/`g` line 1, `e`/`E` the next/previous event line, `R`/`C` regex and
+case for search, `M` the merged view of every file of the run by timestamp (ui/merged.py): paged
+through windows of the merge; search and filter there cover the lines read.
 
 Following shows the pipeline's bounded ring of recent sanitized lines. A file source also has
 the reader's sparse line index: `Home`, a jump, scrolling past the window's edge and `n`/`N`
@@ -10,6 +12,7 @@ a FIFO) cannot be read again: it has the ring only, and the status line says whi
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
@@ -25,6 +28,7 @@ from textual.worker import get_current_worker
 from trainwatch.lines.sanitize import printable
 from trainwatch.sources.line_index import LineIndex
 from trainwatch.store.store import SourceState, Store
+from trainwatch.ui import merged
 from trainwatch.ui.actions import bindings
 from trainwatch.ui.linereader import Needle, Scan, read_lines, scan
 from trainwatch.ui.redraw import NUMBERS
@@ -40,6 +44,11 @@ WINDOW = 2_000  # lines of a file read at a time when paging through it
 
 def fmt_line(no: int, text: str, mark: bool = False) -> str:
     return f"{'▶' if mark else ' '}{no:>7} │ {text}"
+
+
+def fmt_merged(label: str, width: int, no: int, text: str) -> str:
+    """A merged view's line: its source's label (styled by LogView), its number in that file."""
+    return f" {label:<{width}} {no:>7} │ {text}"
 
 
 def snapshot_ring(state: SourceState) -> Lines:
@@ -79,6 +88,8 @@ class LogPane(Vertical):
     following: var[bool] = var(True, init=False)
     search: var[str] = var("", init=False)
     filter: var[str] = var("", init=False)
+    regex: var[bool] = var(False, init=False)  # search options (R / C)
+    case: var[bool] = var(False, init=False)
 
     def __init__(self, store: Store, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -101,6 +112,9 @@ class LogPane(Vertical):
         self._loading = False  # a window of the file is being read
         self.marked: int | None = None  # the line the last jump went to (`e`/`E` go on from it)
         self._epoch = 0  # the line index's epoch when the file was last read
+        self.merge: list[merged.File] | None = None  # the merged view's files (None: one source)
+        self.window: merged.Window | None = None  # the merged view's lines read
+        self.merged_lines: list[merged.Line] = []  # the lines it shows (the window, filtered)
 
     def compose(self) -> ComposeResult:
         yield Static(id="log-status")
@@ -136,6 +150,10 @@ class LogPane(Vertical):
         view from the ring: the lines it hid come back."""
         if not self.is_mounted:
             return
+        if self.merge is not None:
+            if self.window is not None:
+                self._show_merge(self.window, None)
+            return
         state = self.current()
         file = self.file_of(state)
         if self.filter and file is not None:
@@ -154,12 +172,32 @@ class LogPane(Vertical):
             self._recompute_matches()
             self._show_matches()
             file = self.file_of(self.current())
-            if self.search and file is not None:
+            if self.search and file is not None and self.merge is None:
                 self._scan(file[0], self.search, keep=False)
             elif self.scanning == "searching":
                 self.workers.cancel_group(self, "log-search")
                 self.scanning = ""
             self._status()
+
+    def watch_regex(self) -> None:
+        self._options_changed()
+
+    def watch_case(self) -> None:
+        self._options_changed()
+
+    def _options_changed(self) -> None:
+        """A search option toggled: the search runs again with it (the input box says them)."""
+        if not self.is_mounted:
+            return
+        self.query_one(Input).placeholder = self._placeholder(self._input_mode or "search")
+        if self.search:
+            self.watch_search()
+            if self.merge is not None or self.file_of(self.current()) is None:
+                self.action_next_match()
+        self._status()
+
+    def needle(self) -> Needle:
+        return Needle(self.search, regex=self.regex, case=self.case)
 
     def _scrolled(self, old: float, new: float) -> None:
         """Scrolling up (keys, wheel, scrollbar) pauses following; a resize that clamps the
@@ -172,6 +210,9 @@ class LogPane(Vertical):
 
     def _page_if_at_edge(self, up: bool) -> None:
         """Paging through a file window: at its top or bottom edge, read the adjoining window."""
+        if self.merge is not None:
+            self._page_merge(up)
+            return
         state = self.current()
         file = self.file_of(state)
         if file is None or self.filter or self._loading or not self.shown:
@@ -195,6 +236,9 @@ class LogPane(Vertical):
     def update_from_store(self) -> None:
         """Append what the pipeline read since the last redraw; when the ring moved past lines
         the view never got (more arrived than it holds), start again from the ring: no gap."""
+        if self.merge is not None:
+            self._status()  # a window of the merge: End reads its end again
+            return
         state = self.current()
         file = self.file_of(state)
         if file is not None and self.context_of is not None and file[1].epoch != self._epoch:
@@ -288,17 +332,22 @@ class LogPane(Vertical):
         state = self.current()
         text = Text(no_wrap=True, overflow="ellipsis")
         n = len(self.sources())
-        if state is None:
+        if self.merge is not None:
+            text.append_text(self._merge_status())
+        elif state is None:
             text.append("no sources", style="dim")
         else:
             text.append(f"source {self.source_index + 1}/{n}: ", style="dim")
             text.append(state.source, style="bold")  # a Text: a file may be named `[bold]x.log`
-        text.append_text(self._extent())
+        if self.merge is None:
+            text.append_text(self._extent())
         if self.filter:
             text.append("  filter: ", style="dim")
             text.append(self.filter, style="bold")
             if self.scanning == "filtering":
                 text.append(f" filtering {self.scan_done:.0%} (Esc cancels)", style="yellow")
+            elif self.merge is not None:
+                text.append(f" ({len(self.shown):,} of the lines read)")
             elif self.context_of is not None and self.file_of(state) is not None:
                 more = f", first {len(self.shown):,} shown" if self.filter_count > len(self.shown) else ""
                 text.append(f" ({self.filter_count:,} lines of the file{more})")
@@ -307,13 +356,20 @@ class LogPane(Vertical):
         if self.search:
             text.append("  search: ", style="dim")
             text.append(self.search, style="bold")
+            options = [o for o, on in (("regex", self.regex), ("case", self.case)) if on]
+            if options:
+                text.append(f" [{', '.join(options)}]", style="dim")
             if self.scanning == "searching":
                 text.append(f" searching {self.scan_done:.0%} (Esc cancels)", style="yellow")
             elif self.hits is not None:
                 text.append(f" {self.hit_at + 1 if self.hit_at >= 0 else 0}/{self.hit_count:,} in the file")
             else:
                 text.append(f" {self.match_at + 1 if self.match_at >= 0 else 0}/{len(self.matches)}")
-        if self.following:
+                if self.merge is not None:
+                    text.append(" in the lines read (whole-file search: one source, M)", style="dim")
+        if self.merge is not None:
+            pass
+        elif self.following:
             text.append("  following", style="green")
         else:
             top = self.top_line()
@@ -323,6 +379,27 @@ class LogPane(Vertical):
         if text != getattr(self, "_last_status", None):
             self._last_status = text
             self.query_one("#log-status", Static).update(text)
+
+    def _merge_status(self) -> Text:
+        """What the merged view shows: how many files, which lines of the merge, where it is."""
+        files = self.merge or []
+        text = Text(f"merged: {len(files)} files by timestamp", style="bold")
+        window = self.window
+        if window is None or self._loading:
+            text.append("  reading…", style="yellow")
+            return text
+        at_start = all(no <= 1 for no in window.start)
+        at_end = all(no > f.lines for no, f in zip(window.end, files, strict=True))
+        where = "the whole merge" if at_start and at_end else "from the first line" if at_start else ""
+        where = where or ("to the last line" if at_end else "a window")
+        text.append(f"  {len(window.lines):,} lines read, {where}", style="yellow")
+        top = int(self.log_widget.scroll_offset.y)
+        if 0 <= top < len(self.merged_lines):
+            stamp = self.merged_lines[top].stamp
+            if stamp:
+                text.append(f"  at {stamp[:-7] if stamp.endswith('.000000') else stamp}")
+        text.append("  Home/End: first/last · M: one source", style="dim")
+        return text
 
     def _extent(self) -> Text:
         """Which lines of the file the view holds, said whenever that is not the whole file."""
@@ -364,6 +441,9 @@ class LogPane(Vertical):
     def action_home(self) -> None:
         """Line 1: of the file when there is one (read through the index), else of the ring."""
         self.following = False
+        if self.merge is not None:
+            self._read_merge("home", [], None)
+            return
         file = self.file_of(self.current())
         if file is None:
             self.log_widget.scroll_home(animate=False)
@@ -393,6 +473,9 @@ class LogPane(Vertical):
 
     def action_source(self, delta: int) -> None:
         n = len(self.sources())
+        if self.merge is not None:
+            self._leave_merge()
+            delta = 0  # [ / ] in the merged view: back to the source selected before
         if n:
             self.source_index = (self.source_index + delta) % n
             self.context_of = None
@@ -401,6 +484,10 @@ class LogPane(Vertical):
             self._rebuild(snapshot_ring(state) if state else [])
 
     def action_follow(self) -> None:
+        if self.merge is not None:  # End: the last lines of the merge, read again (new lines too)
+            self.following = False
+            self._read_merge("tail", [], None)
+            return
         self.following = True
         self.marked = None
         if self.context_of is not None:
@@ -416,10 +503,22 @@ class LogPane(Vertical):
     def action_filter(self) -> None:
         self._open_input("filter", self.filter)
 
+    def action_toggle_regex(self) -> None:
+        self.regex = not self.regex
+
+    def action_toggle_case(self) -> None:
+        self.case = not self.case
+
+    def _placeholder(self, mode: str) -> str:
+        if mode != "search":
+            return f"{mode} (Enter to apply, Esc to cancel)"
+        regex, case = "on" if self.regex else "off", "on" if self.case else "off"
+        return f"search (regex {regex}: R, case-sensitive {case}: C; Enter to apply, Esc to cancel)"
+
     def _open_input(self, mode: str, value: str) -> None:
         self._input_mode = mode
         box = self.query_one(Input)
-        box.placeholder = f"{mode} (Enter to apply, Esc to cancel)"
+        box.placeholder = self._placeholder(mode)
         box.value = value
         box.add_class("visible")
         box.focus()
@@ -431,14 +530,29 @@ class LogPane(Vertical):
         if self._input_mode == "filter":
             self.filter = message.value
         else:
+            try:
+                Needle(message.value, regex=self.regex, case=self.case).text_pattern()
+            except re.error as exc:
+                self.notify(f"not a valid regex: {exc}", title="Search", severity="error", markup=False)
+                self.log_widget.focus()
+                return
             self.search = message.value  # a file: its watcher starts the scan, which goes to the first match
-            if self.file_of(self.current()) is None:
+            if self.file_of(self.current()) is None or self.merge is not None:
                 self.action_next_match()
         self.log_widget.focus()
 
+    def _matcher(self) -> re.Pattern[str] | None:
+        """The search over the lines the view holds (None: no search, or not a valid regex)."""
+        if not self.search:
+            return None
+        try:
+            return self.needle().text_pattern()
+        except re.error:
+            return None
+
     def _recompute_matches(self) -> None:
-        needle = self.search.lower()
-        self.matches = [i for i, (_, t) in enumerate(self.shown) if needle in t.lower()] if needle else []
+        pattern = self._matcher()
+        self.matches = [i for i, (_, t) in enumerate(self.shown) if pattern.search(t)] if pattern else []
         self.match_at = -1
 
     def _extend_matches(self, start: int, dropped: int) -> None:
@@ -446,9 +560,11 @@ class LogPane(Vertical):
         if not self.search:
             return
         current = self.matches[self.match_at] - dropped if self.match_at >= 0 else None
-        needle = self.search.lower()
+        pattern = self._matcher()
+        if pattern is None:
+            return
         kept = [i - dropped for i in self.matches if i >= dropped]
-        self.matches = kept + [i for i in range(max(start, 0), len(self.shown)) if needle in self.shown[i][1].lower()]
+        self.matches = kept + [i for i in range(max(start, 0), len(self.shown)) if pattern.search(self.shown[i][1])]
         self.match_at = self.matches.index(current) if current is not None and current in self.matches else -1
         self._show_matches()
 
@@ -458,7 +574,7 @@ class LogPane(Vertical):
             current = last_index(self.shown, line) if line is not None else None
         else:
             current = self.matches[self.match_at] if 0 <= self.match_at < len(self.matches) else None
-        self.log_widget.show_matches(self.search, current)
+        self.log_widget.show_matches(self.search, current, self.regex, self.case)
 
     def action_next_match(self) -> None:
         self._step_match(1)
@@ -520,12 +636,15 @@ class LogPane(Vertical):
             self.scanning = ""
         self.search = ""
         self.filter = ""
-        self.action_follow()
+        if self.merge is None:  # the merged view stays where it is, whole again
+            self.action_follow()
 
     # --------------------------------------------------------------- jumps
     def jump(self, source: str, line: int, keep_search: bool = False) -> None:
         """Show `line` of `source`: from the view or the ring when they hold it, else read from the
         file around it (through the line index: never from line 1)."""
+        if self.merge is not None:
+            self._leave_merge()
         names = [s.source for s in self.sources()]
         if source in names:
             self.source_index = names.index(source)
@@ -594,20 +713,20 @@ class LogPane(Vertical):
         self.scan_done = 0.0
         self._status()
         if keep:
-            self._run_filter(path, needle)
+            self._run_filter(path, Needle(needle))
         else:
-            self._run_search(path, needle)
+            self._run_search(path, self.needle())
 
     # One group each: a search started while a filter scans does not cancel the filter.
     @work(thread=True, exclusive=True, group="log-filter")
-    def _run_filter(self, path: str, needle: str) -> None:
+    def _run_filter(self, path: str, needle: Needle) -> None:
         self._run_scan(path, needle, True)
 
     @work(thread=True, exclusive=True, group="log-search")
-    def _run_search(self, path: str, needle: str) -> None:
+    def _run_search(self, path: str, needle: Needle) -> None:
         self._run_scan(path, needle, False)
 
-    def _run_scan(self, path: str, needle: str, keep: bool) -> None:
+    def _run_scan(self, path: str, needle: Needle, keep: bool) -> None:
         """Search or filter the whole file (linereader.scan), telling the status its progress."""
         worker = get_current_worker()
 
@@ -615,7 +734,7 @@ class LogPane(Vertical):
             self.app.call_from_thread(self._scan_progress, done)
 
         try:
-            found = scan(path, Needle(needle), keep=keep, progress=progress, cancelled=lambda: worker.is_cancelled)
+            found = scan(path, needle, keep=keep, progress=progress, cancelled=lambda: worker.is_cancelled)
         except OSError as exc:
             found = Scan(kept=[(0, printable(f"cannot read {path}: {exc.strerror}"))], done=True)
         if not worker.is_cancelled:
@@ -626,17 +745,142 @@ class LogPane(Vertical):
             self.scan_done = done
             self._status()
 
-    def _scan_finished(self, needle: str, keep: bool, found: Scan) -> None:
+    def _scan_finished(self, needle: Needle, keep: bool, found: Scan) -> None:
         self.scanning = ""
         if keep:
-            if needle != self.filter:
+            if needle.text != self.filter:
                 return
             self.filter_count = found.count
             self.context_of = found.kept[0][0] if found.kept else 0
             self._rebuild(found.kept)
             self.call_after_refresh(self._scroll_top_if_paused, 0)
             return
-        if needle != self.search:
+        if needle != self.needle():
             return
         self.hits, self.hit_count, self.hit_at = found.hits, found.count, -1
         self._step_hit(1)
+
+    # ---------------------------------------------------------- merged view
+    def action_merged(self) -> None:
+        """M: every file of the run interleaved by timestamp, from its last lines; M again: one source."""
+        if self.merge is not None:
+            self._leave_merge()
+            self.action_follow()
+            return
+        files = [(s.source, f) for s in self.sources() if (f := self.file_of(s)) is not None]
+        if len(files) < 2:
+            self.notify(f"the merged view needs two files or more; this run has {len(files)}", timeout=3)
+            return
+        labels = merged.short_labels([name for name, _ in files])
+        self.merge = [
+            merged.File(path, index, index.lines, label)
+            for (_, (path, index)), label in zip(files, labels, strict=True)
+        ]
+        self.window, self.merged_lines = None, []
+        self.following = False
+        self.context_of = None
+        self.marked = None
+        self.set_reactive(LogPane.filter, "")
+        if self.scanning:
+            self.workers.cancel_group(self, "log-search")
+            self.workers.cancel_group(self, "log-filter")
+            self.scanning = ""
+        self.hits, self.hit_count, self.hit_at = None, 0, -1
+        self.log_widget.matcher.label_width = max(len(label) for label in labels)
+        self._read_merge("tail", [], None)
+
+    def _leave_merge(self) -> None:
+        self.merge, self.window, self.merged_lines = None, None, []
+        self.workers.cancel_group(self, "log-merge")
+        self._loading = False
+        self.log_widget.matcher.label_width = 0
+        self.context_of = None
+        self._last_no = 0
+
+    def _read_merge(self, kind: str, cursor: list[int], top: tuple[int, int] | None) -> None:
+        """Read a window of the merge in a worker: `home`, `tail`, or from / up to a cursor
+        (`forward` / `backward`); `top` (file, line) is the line to keep at the view's top."""
+        if self.merge is None:
+            return
+        self._loading = True
+        self._status()
+        self._merge_worker(self.merge, kind, cursor, top)
+
+    @work(thread=True, exclusive=True, group="log-merge")
+    def _merge_worker(
+        self, files: list[merged.File], kind: str, cursor: list[int], top: tuple[int, int] | None
+    ) -> None:
+        if kind in ("home", "tail"):  # opened again: the files' new lines, and their first timestamps
+            files = [merged.open_file(f.path, f.index, f.label) for f in files]
+        try:
+            if kind == "home":
+                window = merged.home(files, WINDOW)
+            elif kind == "tail":
+                window = merged.tail(files, WINDOW)
+            elif kind == "forward":
+                window = merged.forward(files, cursor, WINDOW)
+            else:
+                window = merged.backward(files, cursor, WINDOW)
+        except OSError as exc:
+            self.app.call_from_thread(self.notify, f"cannot read: {exc}", severity="error", markup=False)
+            window = merged.Window([], cursor or [1] * len(files), cursor or [1] * len(files))
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._merge_read, files, window, kind, top)
+
+    def _merge_read(
+        self, files: list[merged.File], window: merged.Window, kind: str, top: tuple[int, int] | None
+    ) -> None:
+        self._loading = False
+        if self.merge is None:
+            return
+        self.merge = files
+        self._show_merge(window, top, at_end=kind == "tail")
+
+    def _show_merge(self, window: merged.Window, top: tuple[int, int] | None, at_end: bool = False) -> None:
+        """Show a window of the merge (filtered by the filter), with `top` at the top, else its
+        first or (`at_end`) last line."""
+        files = self.merge or []
+        self.window = window
+        needle = self.filter.lower()
+        self.merged_lines = [ln for ln in window.lines if not needle or needle in ln.text.lower()]
+        self.shown = [(ln.no, ln.text) for ln in self.merged_lines]
+        width = self.log_widget.matcher.label_width
+        log = self.log_widget
+        self._unwritten = []
+        log.clear()
+        log.write_lines([fmt_merged(files[ln.file].label, width, ln.no, ln.text) for ln in self.merged_lines])
+        self._recompute_matches()
+        self._show_matches()
+        index = 0
+        if top is not None:
+            index = next((i for i, ln in enumerate(self.merged_lines) if (ln.file, ln.no) == top), 0)
+        self.call_after_refresh(self._merge_scroll, len(self.merged_lines) if at_end else index)
+        self._status()
+
+    def _merge_scroll(self, index: int) -> None:
+        if index >= len(self.merged_lines):
+            self.log_widget.scroll_end(animate=False)
+        else:
+            self.log_widget.scroll_to(y=index, animate=False)
+        self._status()
+
+    def _page_merge(self, up: bool) -> None:
+        """At the top or bottom edge of the merge's window, read the window before / after it
+        (from its middle: the line at the top stays at the top)."""
+        window, files = self.window, self.merge or []
+        if window is None or self._loading or self.filter or not window.lines:
+            return
+        log = self.log_widget
+        top_index = int(log.scroll_offset.y)
+        if not 0 <= top_index < len(window.lines):
+            return
+        top = (window.lines[top_index].file, window.lines[top_index].no)
+        middle = window.cursor_at(len(window.lines) // 2)
+        if up and log.scroll_offset.y == 0 and any(no > 1 for no in window.start):
+            self._read_merge("backward", middle, top)
+        elif (
+            not up
+            and log.is_vertical_scroll_end
+            and any(no <= f.lines for no, f in zip(window.end, files, strict=True))
+        ):
+            self._read_merge("forward", middle, top)
