@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -174,6 +175,12 @@ def main(ctx: click.Context, debug: bool) -> None:
     show_default=True,
     help="With --notify: seconds a new status must hold before it is told (as `watch --settle`).",
 )
+@click.option(
+    "--screenshot-dir",
+    type=click.Path(file_okay=False, dir_okay=True, exists=True, writable=True, path_type=Path),
+    default=None,
+    help="Where the palette's Screenshot saves its SVG (default: the current directory).",
+)
 @click.pass_context
 def open_dashboard(
     ctx: click.Context,
@@ -183,6 +190,7 @@ def open_dashboard(
     poll_interval: float | None,
     notify: bool,
     notify_settle: float,
+    screenshot_dir: Path | None,
 ) -> None:
     """Open the live dashboard on PATHS (files, directories, globs, streams, or - for stdin)."""
     if not sys.stdout.isatty():
@@ -212,6 +220,7 @@ def open_dashboard(
         labels=list(labels),
         notify=notify,
         notify_settle=notify_settle,
+        screenshot_dir=screenshot_dir,
     )
 
 

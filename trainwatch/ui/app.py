@@ -286,13 +286,16 @@ def run_dashboard(
     labels: Sequence[str] = (),
     notify: bool = False,
     notify_settle: float = SETTLE_S,
+    screenshot_dir: Path | None = None,
 ) -> None:
-    """Open the dashboard on paths (the `open` command; `labels` name its stream PATHs). Exits 1 if
-    the dashboard stopped on an internal error or its reading died."""
+    """Open the dashboard on paths (the `open` command; `labels` name its stream PATHs; screenshots
+    go to `screenshot_dir`, else the current directory). Exits 1 if the dashboard stopped on an
+    internal error or its reading died."""
     pipeline = Pipeline(paths, poll_interval=poll_interval, force_poll=poll, labels=labels)
     app = TrainwatchApp(
         paths, pipeline=pipeline, poll=poll, poll_interval=poll_interval, notify=notify, notify_settle=notify_settle
     )
+    app.screenshot_dir = screenshot_dir.resolve() if screenshot_dir is not None else None
     if app.pipeline is not None and not app.pipeline.readers:
         for problem in app.pipeline.problems:
             warn(problem.message)
