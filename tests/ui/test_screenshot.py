@@ -47,3 +47,29 @@ async def test_a_screenshot_that_cannot_be_written_says_where_and_why(tmp_path: 
     errors = [m for severity, m in told if severity == "error"]
     assert len(errors) == 1 and str(missing) in errors[0] and "No such file or directory" in errors[0]
     assert not missing.exists()
+
+
+def test_open_with_a_missing_screenshot_dir_says_so_at_start(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from trainwatch.cli import main
+
+    log = tmp_path / "train.log"
+    log.write_text("step 1 loss 2.0\n")
+    result = CliRunner().invoke(main, ["open", "--screenshot-dir", str(tmp_path / "shots"), str(log)])
+    assert result.exit_code == 2
+    assert f"Invalid value for '--screenshot-dir': Directory '{tmp_path / 'shots'}' does not exist." in result.output
+
+
+def test_open_screenshot_dir_is_where_the_dashboard_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwatch.ui import app as app_module
+
+    log = tmp_path / "train.log"
+    log.write_text("step 1 loss 2.0\n")
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    ran: list[Path | None] = []
+    monkeypatch.setattr(TrainwatchApp, "run", lambda self, *a, **k: ran.append(self.screenshot_dir))
+    monkeypatch.chdir(tmp_path)
+    app_module.run_dashboard([str(log)], screenshot_dir=Path("shots"))
+    assert ran == [shots.resolve()]  # absolute: the toast names the full path
