@@ -153,7 +153,7 @@ async def test_merged_view_of_a_restarted_runs_rank_logs() -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         pane = await open_merged(app, pilot)
         total = sum(len(p.read_text().splitlines()) for p in RESTART.rglob("*.log"))
-        assert f"merged: 17 files by timestamp  {total} lines read, the whole merge" in status(app)
+        assert "merged: 17 files by time" in status(app) and f"{total} lines read, the whole merge" in status(app)
         assert await wait_for(pilot, lambda: app.query_one(LogView).is_vertical_scroll_end)  # opens at the end
         await pilot.press("home")
         assert await wait_for(pilot, lambda: app.query_one(LogView).scroll_offset.y == 0)

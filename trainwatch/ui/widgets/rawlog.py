@@ -333,14 +333,12 @@ class LogPane(Vertical):
         text = Text(no_wrap=True, overflow="ellipsis")
         n = len(self.sources())
         if self.merge is not None:
-            text.append_text(self._merge_status())
+            text.append(f"merged: {len(self.merge)} files by time", style="bold")
         elif state is None:
             text.append("no sources", style="dim")
         else:
             text.append(f"source {self.source_index + 1}/{n}: ", style="dim")
             text.append(state.source, style="bold")  # a Text: a file may be named `[bold]x.log`
-        if self.merge is None:
-            text.append_text(self._extent())
         if self.filter:
             text.append("  filter: ", style="dim")
             text.append(self.filter, style="bold")
@@ -366,9 +364,11 @@ class LogPane(Vertical):
             else:
                 text.append(f" {self.match_at + 1 if self.match_at >= 0 else 0}/{len(self.matches)}")
                 if self.merge is not None:
-                    text.append(" in the lines read (whole-file search: one source, M)", style="dim")
+                    text.append(" in the lines read (the whole file: one source, M)", style="dim")
+        # Which lines are held comes after the search's count: a long line is cut at its end.
+        text.append_text(self._merge_status() if self.merge is not None else self._extent())
         if self.merge is not None:
-            pass
+            text.append("  Home/End: first/last · M: one source", style="dim")
         elif self.following:
             text.append("  following", style="green")
         else:
@@ -383,7 +383,7 @@ class LogPane(Vertical):
     def _merge_status(self) -> Text:
         """What the merged view shows: how many files, which lines of the merge, where it is."""
         files = self.merge or []
-        text = Text(f"merged: {len(files)} files by timestamp", style="bold")
+        text = Text()
         window = self.window
         if window is None or self._loading:
             text.append("  reading…", style="yellow")
@@ -398,7 +398,6 @@ class LogPane(Vertical):
             stamp = self.merged_lines[top].stamp
             if stamp:
                 text.append(f"  at {stamp[:-7] if stamp.endswith('.000000') else stamp}")
-        text.append("  Home/End: first/last · M: one source", style="dim")
         return text
 
     def _extent(self) -> Text:
