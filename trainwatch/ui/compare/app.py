@@ -16,6 +16,7 @@ from functools import partial
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Container
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from trainwatch.lines.sanitize import printable
@@ -121,14 +122,18 @@ class CompareApp(App[None]):
     def refresh_views(self) -> None:
         if self.closing:
             return
-        self._ensure_charts()
-        for chart in self.query(Chart):
+        try:
+            holder, table = self.query_one("#charts", Container), self.query_one(RunsTable)
+        except NoMatches:  # a redraw queued as the app quits, its screen already gone: nothing to draw on
+            return
+        self._ensure_charts(holder)
+        for chart in holder.query(Chart):
             chart.update_from_runs(self.stores, self.options, self.x_axis)
-        self.query_one(RunsTable).show([run_row(label, store) for label, store in self.stores])
+        table.show([run_row(label, store) for label, store in self.stores])
 
-    def _ensure_charts(self) -> None:
+    def _ensure_charts(self, holder: Container) -> None:
         wanted = self.metrics_to_chart()
-        charts = list(self.query(Chart))
+        charts = list(holder.query(Chart))
         if [c.metric for c in charts] == wanted:
             return
         for chart, metric in zip(charts, wanted, strict=False):
@@ -136,7 +141,7 @@ class CompareApp(App[None]):
         for chart in charts[len(wanted) :]:
             chart.remove()
         if len(wanted) > len(charts):
-            self.query_one("#charts", Container).mount_all(Chart(m) for m in wanted[len(charts) :])
+            holder.mount_all(Chart(m) for m in wanted[len(charts) :])
         self.call_after_refresh(self.refresh_views)
 
     # ------------------------------------------------------------- keys
