@@ -84,3 +84,19 @@ async def test_help_lists_the_compare_keys_with_the_three_x_axes() -> None:
         shown = console.export_text()
         assert "tokens or samples seen" in shown and "quit" in shown
         assert "search" not in shown  # the Log tab's keys are not offered: there is no Log tab here
+
+
+async def test_a_four_rank_run_beside_a_single_one_shows_its_band_note_and_rank_count() -> None:
+    four = str(SAMPLES / "ranks__mmengine_tee3_control.log")
+    app = CompareApp([("four", Pipeline([four])), ("one", Pipeline([HEALTHY]))], interval=0.1)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _until(pilot, lambda: any(c.metric == "loss" and c._inputs is not None for c in app.query(Chart)))
+        loss = next(c for c in app.query(Chart) if c.metric == "loss")
+        await _until(pilot, lambda: "band: min/max over ranks" in loss.render().plain)
+        shown = loss.render().plain.splitlines()[-1]  # the legend: the chart's last line
+        assert "band: min/max over ranks" in shown and "5.983" in shown and "0.6851" in shown
+        table = app.query_one(RunsTable)
+        await _until(pilot, lambda: table.row_count == 2)
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        assert [table.get_row_at(i)[-1].plain for i in range(2)] == ["4", "1"]

@@ -42,7 +42,7 @@ class RunRow:
     best_loss: float  # the lowest finite loss any rank reported; nan if none
     pace_s: float  # seconds per step; nan if unknown
     eta_s: float  # seconds left for a running run; nan otherwise
-    ranks: int = 1  # how many ranks reported a loss (at least 1)
+    ranks: int = 1  # how many ranks the run has (that the log shows; at least 1)
 
 
 def run_row(label: str, store: Store, now: float | None = None) -> RunRow:
@@ -52,6 +52,8 @@ def run_row(label: str, store: Store, now: float | None = None) -> RunRow:
         losses = [s for _k, s in sorted(store.series_for("loss").items(), key=lambda kv: key_order(kv[0]))]
         latest = [s.values[-1] for s in losses if len(s.values)]
         finite = [min(v for v in s.values if math.isfinite(v)) for s in losses if any(map(math.isfinite, s.values))]
+        # ranks with records and ranks the log names as members (as the dashboard's header counts them)
+        ranks = store.ranks.union(*(st.ranks_seen for st in store.sources.values()))
     return RunRow(
         label,
         status.state,
@@ -61,7 +63,7 @@ def run_row(label: str, store: Store, now: float | None = None) -> RunRow:
         min(finite) if finite else math.nan,
         status.progress.pace_s,
         status.eta_s,
-        max(1, len(losses)),
+        max(1, len(ranks), len(losses)),
     )
 
 
