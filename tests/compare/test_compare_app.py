@@ -3,7 +3,9 @@ a diverging learning rate), each read by its own pipeline into its own store."""
 
 from __future__ import annotations
 
+import asyncio
 import io
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
@@ -100,3 +102,16 @@ async def test_a_four_rank_run_beside_a_single_one_shows_its_band_note_and_rank_
         await pilot.press("2")
         await pilot.pause(0.2)
         assert [table.get_row_at(i)[-1].plain for i in range(2)] == ["4", "1"]
+
+
+async def test_every_run_is_read_even_with_more_runs_than_the_loops_thread_pool() -> None:
+    # Textual's thread workers share the loop's default executor (6 threads on 2 cores): a run
+    # read there waits for a free thread that never comes, as each reading follows until the end.
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=2))
+    paths = [HEALTHY, DIVERGING, str(SAMPLES / "ranks__mmengine_tee3_control.log")]
+    app = CompareApp([(f"run{i}", Pipeline([p])) for i, p in enumerate(paths)], interval=0.1)
+    async with app.run_test(size=(140, 40)) as pilot:
+        table = app.query_one(RunsTable)
+        done = lambda: table.row_count == 3 and all(table.get_row_at(i)[2].plain != "-" for i in range(3))  # noqa: E731
+        await _until(pilot, done, tries=100)
+        assert [table.get_row_at(i)[2].plain for i in range(3)] == ["80 of 80", "80 of 80", "40 of 40"]

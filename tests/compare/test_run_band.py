@@ -76,3 +76,13 @@ def test_the_runs_row_counts_the_ranks(runs) -> None:
     assert [run_row(label, store).ranks for label, store in runs] == [4, 1]
     coca = _store("deepspeed__coca_4rank_zero1_sighup.log")  # loss from rank 0 only; 4 ranks named in the log
     assert run_row("coca", coca).ranks == 4
+
+
+def test_more_runs_than_rank_lines_stay_runs_not_one_band_of_ranks(runs) -> None:
+    many = [(f"run{i}", runs[i % 2][1]) for i in range(9)]  # 9 > MAX_RANK_LINES
+    traces, _used = run_traces(many, "loss", last_n=None, x_axis=STEP)
+    lines = chart_lines(traces, COLUMNS, name="loss", options=ChartOptions(smoothing=0.0))
+    assert "grey" not in {line.edge for line in lines}  # no all-ranks band across runs
+    assert {line.colour for line in lines} == set(range(9))
+    shown = legend(traces, "loss", 0.9, 400).plain
+    assert "mean of" not in shown and "+1 runs" in shown
