@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import io
+import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
+from textual.app import App, ComposeResult
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.compare.app import CompareApp
 from trainwatch.ui.compare.runs_table import RunsTable
+from trainwatch.ui.data.runs import RunRow
 from trainwatch.ui.screens.help import HelpScreen, help_table
 from trainwatch.ui.widgets.chart import Chart
 
@@ -115,3 +118,23 @@ async def test_every_run_is_read_even_with_more_runs_than_the_loops_thread_pool(
         done = lambda: table.row_count == 3 and all(table.get_row_at(i)[2].plain != "-" for i in range(3))  # noqa: E731
         await _until(pilot, done, tries=100)
         assert [table.get_row_at(i)[2].plain for i in range(3)] == ["80 of 80", "80 of 80", "40 of 40"]
+
+
+async def test_a_runs_cells_widen_their_column_as_the_run_goes_on() -> None:
+    # A live run's row is added before its first step ("-") and filled in later: "1,601 of 20,000" must not be cut.
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield RunsTable()
+
+    nan = math.nan
+    app = Host()
+    async with app.run_test(size=(140, 20)) as pilot:
+        table = app.query_one(RunsTable)
+        table.show([RunRow("live", "unknown", None, None, nan, nan, nan, nan)])
+        await pilot.pause()
+        table.show([RunRow("live", "running", 1601, 20000, 24.31, 24.31, 1.8, 33_000.0, 4)])
+        await pilot.pause()
+        cells = [c.plain for c in table.get_row_at(0)]
+        assert "1,601 of 20,000" in cells and "1.8s/step" in cells
+        widths = [c.content_width for c in table.columns.values()]
+        assert all(w >= len(text) for w, text in zip(widths, cells, strict=True)), (widths, cells)

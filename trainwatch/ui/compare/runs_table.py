@@ -56,7 +56,7 @@ class RunsTable(DataTable[Text]):
                 continue
             for column, cell in zip(self.columns, cells, strict=False):
                 if self.get_cell(key, column) != cell:
-                    self.update_cell(key, column, cell)
+                    self.update_cell(key, column, cell, update_width=True)  # a live run's cells grow
 
     def labels(self) -> list[str]:
         """The runs' names as shown (tests)."""
