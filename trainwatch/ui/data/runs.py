@@ -118,7 +118,8 @@ def _keep_x(trace: Trace, keep: Callable[[float], bool], new_x: Callable[[float]
 
 def group(label: str, traces: Sequence[Trace]) -> RunTrace:
     """A run's ranks as one trace: the one rank's series, or the mean of every rank's points at
-    each x (in x order) with the ranks kept under it (copies: the x axis may be changed in place)."""
+    each x (in x order) with the ranks kept under it (the chart's own copies: a changed x axis
+    replaces their `xs`, the store is never touched)."""
     shown = [t for t in traces if len(t.xs)]
     if len(shown) == 1:
         t = shown[0]
@@ -136,7 +137,7 @@ def group(label: str, traces: Sequence[Trace]) -> RunTrace:
         array("d", xs),
         array("d", (sums[x][0] / sums[x][1] for x in xs)),
         min(restarts) if restarts else None,
-        [Trace(t.label, array("d", t.xs), array("d", t.ys), t.restart_step) for t in shown],
+        shown,
     )
 
 
