@@ -1,6 +1,6 @@
 """The compare dashboard: runs overlaid on each chart (one colour per run) and a Runs tab.
 
-Each run is read by its own pipeline in its own thread worker into its own store (the run is
+Each run is read by its own pipeline in its own thread into its own store (the run is
 the unit: runs never mix as ranks of one store). The screen redraws on a timer from copies of
 the stores (`ui/data/runs.py`); the charts are the dashboard's `Chart`, fed one trace per run.
 """
@@ -11,11 +11,11 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import partial
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Container
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from trainwatch.lines.sanitize import printable
@@ -87,10 +87,11 @@ class CompareApp(App[None]):
         return out
 
     def on_mount(self) -> None:
+        # A thread of our own per run, not a Textual thread worker: those share asyncio's default
+        # executor (min(32, cores + 4) threads: 6 on 2 cores), where a 7th run's reading, which
+        # follows until the app stops, would wait forever for a free thread.
         for i in range(len(self.runs)):
-            self.run_worker(
-                partial(self._ingest, i), name=f"ingest {i}", group="ingest", thread=True, exit_on_error=False
-            )
+            threading.Thread(target=self._ingest, args=(i,), name=f"trainwatch-ingest-{i}", daemon=True).start()
         self.set_interval(self.interval, self.refresh_views)
         self.call_after_refresh(self.refresh_views)
 
@@ -102,12 +103,11 @@ class CompareApp(App[None]):
             run.pipeline.stop()
 
     def _ingest(self, i: int) -> None:
-        """Thread worker: follow run i into its own store until the app stops."""
+        """Thread: follow run i into its own store until the app stops."""
         try:
             self.runs[i].pipeline.follow(stop=self._stop)
-        except Exception as exc:
+        except Exception as exc:  # told on exit (`run_compare`), which then exits 1
             self.ingest_errors[self.runs[i].label] = printable(f"{exc.__class__.__name__}: {exc}")
-            raise
         finally:
             self._done[i].set()
 
@@ -121,14 +121,18 @@ class CompareApp(App[None]):
     def refresh_views(self) -> None:
         if self.closing:
             return
-        self._ensure_charts()
-        for chart in self.query(Chart):
+        try:
+            holder, table = self.query_one("#charts", Container), self.query_one(RunsTable)
+        except NoMatches:  # a redraw queued as the app quits, its screen already gone: nothing to draw on
+            return
+        self._ensure_charts(holder)
+        for chart in holder.query(Chart):
             chart.update_from_runs(self.stores, self.options, self.x_axis)
-        self.query_one(RunsTable).show([run_row(label, store) for label, store in self.stores])
+        table.show([run_row(label, store) for label, store in self.stores])
 
-    def _ensure_charts(self) -> None:
+    def _ensure_charts(self, holder: Container) -> None:
         wanted = self.metrics_to_chart()
-        charts = list(self.query(Chart))
+        charts = list(holder.query(Chart))
         if [c.metric for c in charts] == wanted:
             return
         for chart, metric in zip(charts, wanted, strict=False):
@@ -136,7 +140,7 @@ class CompareApp(App[None]):
         for chart in charts[len(wanted) :]:
             chart.remove()
         if len(wanted) > len(charts):
-            self.query_one("#charts", Container).mount_all(Chart(m) for m in wanted[len(charts) :])
+            holder.mount_all(Chart(m) for m in wanted[len(charts) :])
         self.call_after_refresh(self.refresh_views)
 
     # ------------------------------------------------------------- keys

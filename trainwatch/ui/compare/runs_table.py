@@ -1,4 +1,5 @@
-"""The Runs tab: one row per run, side by side (status, last step, latest and best loss, pace, ETA)."""
+"""The Runs tab: one row per run, side by side (status, last step, latest and best loss, pace, ETA,
+and how many ranks the run has: its loss is their mean, its chart line the middle of their band)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from trainwatch.ui.format import fmt_num
 from trainwatch.ui.widgets.chart import colour
 from trainwatch.ui.widgets.ranks import STATE_STYLE
 
-COLUMNS = ("run", "status", "last step", "loss", "best loss", "pace", "ETA")
+COLUMNS = ("run", "status", "last step", "loss", "best loss", "pace", "ETA", "ranks")
 
 
 def _seconds(v: float) -> str:
@@ -35,6 +36,7 @@ def row_cells(index: int, row: RunRow) -> list[Text]:
         Text("-" if math.isnan(row.best_loss) else fmt_num(row.best_loss)),
         Text("-" if math.isnan(row.pace_s) else f"{_seconds(row.pace_s)}/step"),
         Text(_seconds(row.eta_s)),
+        Text(str(row.ranks)),
     ]
 
 
@@ -54,7 +56,7 @@ class RunsTable(DataTable[Text]):
                 continue
             for column, cell in zip(self.columns, cells, strict=False):
                 if self.get_cell(key, column) != cell:
-                    self.update_cell(key, column, cell)
+                    self.update_cell(key, column, cell, update_width=True)  # a live run's cells grow
 
     def labels(self) -> list[str]:
         """The runs' names as shown (tests)."""

@@ -30,7 +30,7 @@ from trainwatch.ui.data import (
     title_for,
 )
 from trainwatch.ui.data.labels import fit_labels
-from trainwatch.ui.data.runs import SEEN, STEP, WALL, run_traces, runs_version
+from trainwatch.ui.data.runs import SEEN, STEP, WALL, RunTrace, run_traces, runs_version
 from trainwatch.ui.data.yrange import Outlier, robust_range
 from trainwatch.ui.format import fmt_num
 from trainwatch.ui.redraw import CHARTS
@@ -44,6 +44,7 @@ ENVELOPE = 8
 MARK = 9
 SMOOTHED = ("loss", "eval_loss", "grad_norm")
 MAX_LEGEND = 8
+BAND_NOTE = "band: min/max over ranks"
 
 
 @dataclass(frozen=True)
@@ -74,62 +75,41 @@ def render_chart(
     given, appended to it (real values, for the legend)."""
     width, height = max(width, 20), max(height, 4)
     plot_columns = max(8, width - 10)  # y tick labels and frame take ~10 columns
-    smooth = name in SMOOTHED and options.smoothing > 0
     fig = plt.figure
     fig.clear()
     fig.theme("simple")
     fig.plot_size(width, height)
     # Reduce every series first, then scale (`robust_range`), then draw clamped to the scale.
-    jobs: list[tuple[Buckets, int, bool, bool, bool, bool]] = []
+    jobs = chart_lines(traces, plot_columns, name=name, options=options)
 
-    def add(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool = False, along: bool = False) -> None:
-        if not b.env_x:
-            return
-        if options.log_y:  # plotted as log10, labelled with the real values
-            b.env_y = [math.log10(v) for v in b.env_y]
-            b.mean_y = [math.log10(v) for v in b.mean_y]
-        jobs.append((b, i, smooth, envelope, grey, along))
-
-    def draw(b: Buckets, i: int, smooth: bool, envelope: bool, grey: bool, along: bool) -> None:
-        """One reduced series: its line (or its EMA over a grey min/max envelope); grey: drawn
-        in the envelope's colour; along: the mean line (a band's), not the min/max zigzag."""
+    def draw(job: Line) -> None:
+        """One reduced series: its line (or its EMA over a grey min/max envelope); a band's edge
+        in its own pixel; along: the mean line (a band's), not the min/max zigzag."""
+        b, pixel = job.buckets, plt.pixel(foreground=colour(job.colour))
         if len(b.env_x) == 1:  # one point (a single memory report): a marker, not an invisible dot
-            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", plt.pixel(foreground=colour(i)))))
-        elif grey:
-            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
-        elif smooth or envelope or along:
-            if envelope:
+            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", pixel)))
+        elif job.edge is not None:
+            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", _edge_pixel(job))).lines())
+        elif job.smooth or job.envelope or job.along:
+            if job.envelope:
                 fig.draw(
                     fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines()
                 )
-            line = ema(b.mean_y, options.smoothing, b.counts) if smooth else b.mean_y
-            fig.draw(fig.signal(b.mean_x, line, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines())
+            line = ema(b.mean_y, options.smoothing, b.counts) if job.smooth else b.mean_y
+            fig.draw(fig.signal(b.mean_x, line, marker=plt.marker("braille", pixel)).lines())
         else:
-            fig.draw(
-                fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=colour(i)))).lines()
-            )
+            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", pixel)).lines())
 
-    if len(traces) > MAX_RANK_LINES:  # every rank in one band, the outermost ranks on their own
-        band = rank_band(traces, plot_columns, positive_only=options.log_y)
-        if band.xs:
-            for edge in (band.low, band.high):  # the band's edges as two grey lines
-                add(Buckets(band.xs, edge, band.xs, edge, band.counts), 0, False, envelope=False, grey=True)
-            mean = Buckets(band.xs, band.mean, band.xs, band.mean, band.counts)
-            add(mean, 0, smooth, envelope=False, along=True)
-        for i, (_why, trace) in enumerate(band_outliers(traces), 1):
-            add(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=False)
-    else:
-        for i, trace in enumerate(traces):
-            add(downsample(trace.xs, trace.ys, plot_columns, positive_only=options.log_y), i, smooth, envelope=smooth)
-    scale = robust_range([(b.env_x, b.env_y) for b, *_ in jobs])
+    scale = robust_range([(job.buckets.env_x, job.buckets.env_y) for job in jobs])
     if scale is None:
         return Text("no data yet", style="dim", justify="center")
     y_lo, y_hi = scale.lo, scale.hi
-    for b, i, smooth_it, envelope, grey, along in jobs:
+    for job in jobs:
+        b = job.buckets
         if scale.outliers:  # off-scale points drawn at the edge, where their markers sit
             b.env_y = [min(y_hi, max(y_lo, v)) for v in b.env_y]
             b.mean_y = [min(y_hi, max(y_lo, v)) for v in b.mean_y]
-        draw(b, i, smooth_it, envelope, grey, along)
+        draw(job)
     if scale.outliers:
         for above, at, arrow in ((True, y_hi, "▲"), (False, y_lo, "▼")):
             off_xs = [o.x for o in scale.outliers if o.above is above]
@@ -166,6 +146,79 @@ def render_chart(
     return Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")
 
 
+@dataclass
+class Line:
+    """One reduced series to draw, and how: `colour` is a palette index (`colour(i)`); smooth:
+    its EMA; envelope: over a grey min/max envelope; edge: a band's low or high edge ("grey" for
+    the dashboard's band of all ranks, "dim" for a compare run's band in its own colour);
+    along: a band's mean line."""
+
+    buckets: Buckets
+    colour: int
+    smooth: bool = False
+    envelope: bool = False
+    edge: str | None = None
+    along: bool = False
+
+
+def chart_lines(traces: Sequence[Trace], columns: int, *, name: str, options: ChartOptions) -> list[Line]:
+    """Every series of a chart reduced to `columns` (log10 on a log scale), in drawing order.
+
+    Ranks beyond `MAX_RANK_LINES` are one grey band plus the outermost ranks; a compare run
+    (`RunTrace`) with several ranks is its own band, dimmed, in its colour, around its mean."""
+    smooth = name in SMOOTHED and options.smoothing > 0
+    out: list[Line] = []
+
+    def add(line: Line) -> None:
+        b = line.buckets
+        if not b.env_x:
+            return
+        if options.log_y:  # plotted as log10, labelled with the real values
+            b.env_y = [math.log10(v) for v in b.env_y]
+            b.mean_y = [math.log10(v) for v in b.mean_y]
+        out.append(line)
+
+    def add_band(ranks: Sequence[Trace], i: int, edge: str) -> None:
+        band = rank_band(ranks, columns, positive_only=options.log_y)
+        if band.xs:
+            for low_high in (band.low, band.high):
+                add(Line(Buckets(band.xs, low_high, band.xs, low_high, band.counts), i, edge=edge))
+            add(Line(Buckets(band.xs, band.mean, band.xs, band.mean, band.counts), i, smooth, along=True))
+
+    def reduced(trace: Trace) -> Buckets:
+        return downsample(trace.xs, trace.ys, columns, positive_only=options.log_y)
+
+    if len(traces) > MAX_RANK_LINES and not _runs(traces):  # every rank in one band, the outermost on their own
+        add_band(traces, 0, "grey")
+        for i, (_why, trace) in enumerate(band_outliers(traces), 1):
+            add(Line(reduced(trace), i, smooth))
+        return out
+    for i, trace in enumerate(traces):
+        ranks = trace.ranks if isinstance(trace, RunTrace) else []
+        if len(ranks) > 1:
+            add_band(ranks, _slot(trace, i), "dim")
+        else:
+            add(Line(reduced(trace), _slot(trace, i), smooth, envelope=smooth))
+    return out
+
+
+def _slot(trace: Trace, i: int) -> int:
+    """The colour index of the i-th trace drawn: a compare run keeps its run's colour on every
+    chart (also on a chart some earlier run has no data for)."""
+    return trace.slot if isinstance(trace, RunTrace) else i
+
+
+def _runs(traces: Sequence[Trace]) -> bool:
+    """Whether these are compare runs (each its own colour, however many), not one run's ranks."""
+    return any(isinstance(t, RunTrace) for t in traces)
+
+
+def _edge_pixel(line: Line) -> object:
+    if line.edge == "dim":
+        return plt.pixel(foreground=colour(line.colour), style="dim")
+    return plt.pixel(foreground=ENVELOPE)
+
+
 def nice_ticks(lo: float, hi: float, count: int) -> list[float]:
     """Round tick positions (1, 2, 5 x 10^k steps) inside [lo, hi]."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
@@ -200,7 +253,9 @@ def legend(
     shown = [t for t in traces if len(t.ys)]
     entries: list[tuple[int, str, str]] = []  # (colour, label, value)
     extra = ""
-    if len(traces) > MAX_RANK_LINES:
+    runs = _runs(traces)
+    banded = runs and any(len(t.ranks) > 1 for t in shown if isinstance(t, RunTrace))
+    if len(traces) > MAX_RANK_LINES and not runs:
         latest = [t.ys[-1] for t in shown if math.isfinite(t.ys[-1])]
         mean = f"{fmt_num(sum(latest) / len(latest))}" if latest else ""
         band = [
@@ -211,14 +266,17 @@ def legend(
     else:
         band = []
         head = ""
-        entries = [(colour(i), t.label, fmt_num(t.ys[-1])) for i, t in enumerate(shown[:MAX_LEGEND])]
+        entries = [(colour(_slot(t, i)), t.label, fmt_num(t.ys[-1])) for i, t in enumerate(shown[:MAX_LEGEND])]
         if len(shown) > MAX_LEGEND:
-            extra = f"+{len(shown) - MAX_LEGEND} ranks  "
+            extra = f"+{len(shown) - MAX_LEGEND} {'runs' if runs else 'ranks'}  "
     entries = entries or band
     off = off_scale_note(off_scale)
+    notes = "" if head else _notes(shown, name, smoothing, banded)
     fixed = sum(5 + len(v) for _c, _l, v in entries) - 2 + len(extra) + len(off)  # - the last gap
     if head:
         fixed += 5 + len(head) + len(mean)
+    if banded:  # the band note is the key to the band: labels shorten so that it shows (the rest may be cut)
+        fixed += 2 + len(BAND_NOTE)
     labels = fit_labels([label for _c, label, _v in entries], fixed, width) if width else [e[1] for e in entries]
     if head:
         out.append("■ ", style=f"color({colour(0)})")
@@ -239,9 +297,19 @@ def legend(
     if head:
         smoothed = f"EMA {smoothing:g}, " if name in SMOOTHED and smoothing > 0 else ""
         out.append(f"{smoothed}grey: min/max over ranks; each rank: tab 2", style="dim")
-    elif name in SMOOTHED and smoothing > 0:
-        out.append(f"EMA {smoothing:g} (grey: min/max)", style="dim")
+    elif notes:
+        out.append(notes, style="dim")
     return out
+
+
+def _notes(shown: Sequence[Trace], name: str, smoothing: float, banded: bool) -> str:
+    """What the legend says of the drawing: the smoothing (over a grey envelope) and, in
+    compare, that a run's band is its ranks' min/max."""
+    notes = [BAND_NOTE] if banded else []
+    if name in SMOOTHED and smoothing > 0:
+        lone = any(not isinstance(t, RunTrace) or len(t.ranks) < 2 for t in shown)  # drawn over an envelope
+        notes.append(f"EMA {smoothing:g}" + (" (grey: min/max)" if lone else ""))
+    return "  ".join(notes)
 
 
 def off_scale_note(points: Sequence[Outlier]) -> str:
@@ -325,7 +393,8 @@ class Chart(Widget):
             self.refresh()
             return True
         self._key = key
-        traces, used = run_traces(runs, self.metric, last_n=options.last_n, x_axis=x_axis)
+        runs_drawn, used = run_traces(runs, self.metric, last_n=options.last_n, x_axis=x_axis)
+        traces: list[Trace] = list(runs_drawn)
         if used == WALL:
             x_label = wall_axis(traces) + " since each run's start"
         elif used == SEEN:
@@ -402,11 +471,12 @@ AXIS_NAMES = {STEP: "steps", WALL: "timestamps", SEEN: "tokens or samples seen"}
 
 
 def wall_axis(traces: list[Trace]) -> str:
-    """Log times made minutes (or hours) since the earliest point, in place; the axis label."""
+    """Log times made minutes (or hours) since the earliest point, in place (a compare run's
+    ranks too); the axis label."""
     t0 = min((t.xs[0] for t in traces if len(t.xs)), default=0.0)
     span = max((t.xs[-1] for t in traces if len(t.xs)), default=t0) - t0
     unit, div = ("hours", 3600.0) if span > 7200 else ("minutes", 60.0)
-    for t in traces:
+    for t in [*traces, *(r for run in traces if isinstance(run, RunTrace) for r in run.ranks)]:
         t.xs = [(x - t0) / div for x in t.xs]  # type: ignore[assignment]
     return f"wall time ({unit})"
 
