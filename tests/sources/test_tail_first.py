@@ -29,7 +29,7 @@ def snapshot(store: Store) -> dict[str, Any]:
     with store.lock:
         return {
             "series": {
-                key: (list(s.steps), _nan_safe(s.values), _nan_safe(s.times), s.count)
+                key: (_nan_safe(s.steps), _nan_safe(s.values), _nan_safe(s.times), s.count)
                 for key, s in sorted(store.series.items(), key=lambda kv: repr(kv[0]))
             },
             "events": [(e.kind, e.step, e.rank, e.message, e.line, e.attempt) for e in store.events],
@@ -100,9 +100,10 @@ def test_window_starts_at_a_line_start(tmp_path: Path) -> None:
     assert window_start(str(log), len(data)) == 0  # no larger than the window: read whole
 
 
-def test_window_is_shown_first_with_history_progress(tmp_path: Path) -> None:
+def test_window_is_shown_first_with_history_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before the history is read, the store holds the window: the last step of the file, a
-    history share below 100 %, and no step from the file's start."""
+    history share below 100 %, and no step from the file's start; then the whole file."""
+    monkeypatch.setattr("trainwatch.pipeline.BACKFILL_BUDGET", 256 * 1024)
     log = tmp_path / "train.log"
     shutil.copy(seed("004"), log)
     pipeline = Pipeline([str(log)], force_poll=True, window_bytes=WINDOW)
@@ -122,4 +123,10 @@ def test_window_is_shown_first_with_history_progress(tmp_path: Path) -> None:
     assert first_window > first_plain
     more, _ = pipeline._pump_backfill(time.monotonic())
     assert more and 0.0 < (state.history or 0.0) < 1.0
+    while more:
+        more, _ = pipeline._pump_backfill(time.monotonic())
+    assert not pipeline.backfilling
+    assert pipeline.store.sources[feed.state.source].history is None
+    assert _nan_safe(pipeline.store.latest_step.values()) == _nan_safe(plain.store.latest_step.values())
+    assert pipeline.store.records_added == plain.store.records_added
     pipeline.stop()
