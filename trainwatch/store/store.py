@@ -189,6 +189,13 @@ class SourceState:
             return self.recent[-1][0] if self.recent else None
 
 
+def history_pending(sources: Iterable[SourceState]) -> float | None:
+    """The share of the history read while the store holds big files' tail windows (the
+    dashboard shows the present first); None: the store holds every line read."""
+    shares = [s.history for s in sources if s.history is not None]
+    return min(shares) if shares else None
+
+
 @dataclass
 class StepObservation:
     step: int | None
