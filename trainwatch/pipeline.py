@@ -312,13 +312,14 @@ class Pipeline:
         poll_interval: float | None = None,
         force_poll: bool = False,
         labels: Sequence[str] = (),
-        window_bytes: int = WINDOW_BYTES,
+        window_bytes: int | None = None,
     ) -> None:
         """labels: the names of the stream PATHs, in order (ValueError if they do not fit them).
         window_bytes: following, a file larger than this is read from its last `window_bytes`
-        first and its history behind them (`Backfill`); 0 reads every file from the start."""
+        first and its history behind them (`Backfill`); 0 reads every file from the start
+        (default: `WINDOW_BYTES`)."""
         self.paths = list(paths)
-        self.window_bytes = window_bytes
+        self.window_bytes = WINDOW_BYTES if window_bytes is None else window_bytes
         self._backfill: Backfill | None = None
         self.store = store if store is not None else Store()
         self._sinks: list[BatchSink] = [sink] if sink is not None else []
@@ -584,6 +585,30 @@ class Pipeline:
                 self._set_mode(feed)
             self._update_watch()
         return False, True
+
+    def read_windows(self) -> bool:
+        """Read only each file's tail window (a small file whole), then finish: `check`'s quick
+        look at the present. False, nothing read, when a source is a stream or a record file
+        (read once, or not text) or no file is larger than the window."""
+        feeds = self.readers
+        if (
+            self.window_bytes <= 0
+            or not feeds
+            or any(not isinstance(f, SourceFeed) or f.is_stream for f in feeds.values())
+        ):
+            return False
+        starts = {name: window_start(feed.spec.path or "", self.window_bytes) for name, feed in feeds.items()}
+        if not any(starts.values()):
+            return False
+        for name, start in starts.items():
+            feed = feeds[name]
+            if start:
+                feed.close()
+                feeds[name] = SourceFeed(
+                    feed.spec, self._sink, feed.state, self._wake.set, bulk_ok=lambda: not self._sinks, start=start
+                )
+        self.read_to_end()
+        return True
 
     # ------------------------------------------------------------------ runs
     def read_to_end(self) -> None:
