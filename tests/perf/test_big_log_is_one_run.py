@@ -10,7 +10,7 @@ from tests.conftest import seed
 from trainwatch.pipeline import Pipeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import make_big_log  # noqa: E402  (tests/bench/make_big_log.py)
+import make_big_log  # (tests/bench/make_big_log.py)
 
 
 def test_big_log_is_one_run(tmp_path: Path) -> None:
