@@ -23,9 +23,10 @@ Figures (all measured in this run, on this machine):
    child's peak RSS.
 6. time to truth: on the BENCH_MB log, the time from start until the store the dashboard draws
    from holds the file's last step (the pipeline + store in a child process, as the dashboard
-   runs them, polled every 10 ms: the pty adds a redraw of at most 0.15 s on top), reading the
-   tail window first, next to the same child reading from byte 0 (the reference); and
-   `trainwatch check`'s wall time, next to a check that reads the whole file.
+   runs them, polled every 10 ms), reading the tail window first, next to the same child reading
+   from byte 0 (the reference); the real dashboard in a 160x45 pty (tests/bench/dashboard.py):
+   start until its header shows `step N` for the file's last step; and `trainwatch check`'s wall
+   time, next to a check that reads the whole file.
 The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
 """
 
@@ -413,6 +414,9 @@ def truth(size_mb: int) -> None:
         what = f"tail first ({WINDOW_BYTES >> 20} MB window)" if window else "reference: plain read from byte 0"
         note = f"(status {got.get('status', '?')}, history still reading: {got.get('backfilling', '?')})"
         row(f"step {want:,} in the store: {what}", wall, "s", 2.0 if window else None, note)
+    got = dashboard.time_to_step(str(path), want, (160, 45))
+    note = f"(the real dashboard in a 160x45 pty; 'history N%' on screen: {got['history_on_screen']})"
+    row(f"step {want:,} on the dashboard's screen", got["shown_s"], "s", 2.0, note)
     tw = str(Path(sys.executable).with_name("trainwatch"))
     wall, _rss, code, out = timed_child([tw, "check", str(path)])
     row("trainwatch check (tail window first)", wall, "s", 2.0, f"exit {code}: {out.decode()[:60].strip()}")
