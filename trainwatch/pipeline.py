@@ -438,7 +438,10 @@ class Pipeline:
             return True
         ident = (st.st_dev, st.st_ino)
         base, _dot, suffix = path.rpartition(".")
-        for feed in self.readers.values():
+        feeds = list(self.readers.values())
+        if self._backfill is not None:  # a window's tail never read the file's head: the history's did
+            feeds += self._backfill.feeds.values()
+        for feed in feeds:
             tail = feed.tail
             if tail is None:
                 continue

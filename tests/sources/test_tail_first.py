@@ -130,3 +130,40 @@ def test_window_is_shown_first_with_history_progress(tmp_path: Path, monkeypatch
     assert _nan_safe(pipeline.store.latest_step.values()) == _nan_safe(plain.store.latest_step.values())
     assert pipeline.store.records_added == plain.store.records_added
     pipeline.stop()
+
+
+LINE = (
+    " iteration %8d/ 1000000 | elapsed time per iteration (ms): 900.0 | learning rate 1.000E-04 |"
+    " lm loss %.6E | loss scale 4096.0 |\n"
+)  # Megatron-LM, as in seed 004
+
+
+def test_appends_while_the_history_is_read_are_kept_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window keeps following the file while the history is read; once adopted, the lines
+    appended meanwhile are in the store once, as in a plain read of the grown file."""
+    monkeypatch.setattr("trainwatch.pipeline.BACKFILL_BUDGET", 32 * 1024)  # a slow history
+    log = tmp_path / "train.log"
+    shutil.copy(seed("004"), log)
+    pipeline = Pipeline([str(log)], force_poll=True, poll_interval=0.02, window_bytes=WINDOW)
+    pipeline.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not pipeline.backfilling and time.monotonic() < deadline:
+            time.sleep(0.005)
+        with log.open("a") as f:
+            for i in range(23_005, 23_105, 5):
+                f.write(LINE % (i, 2.0 + i / 1e6))
+                f.flush()
+                time.sleep(0.01)
+        seen_while_backfilling = pipeline.backfilling
+        while time.monotonic() < deadline:
+            with pipeline.store.lock:
+                done = not pipeline.backfilling and 23_100 in pipeline.store.latest_step.values()
+            if done:
+                break
+            time.sleep(0.02)
+    finally:
+        pipeline.stop()
+    assert seen_while_backfilling  # the appends arrived while the history was being read
+    plain = follow_until_read(log, 0)
+    assert snapshot(pipeline.store) == snapshot(plain.store)
