@@ -114,6 +114,9 @@ def test_window_is_shown_first_with_history_progress(tmp_path: Path, monkeypatch
         pass
     state = pipeline.store.sources[feed.state.source]
     assert state.history == 0.0
+    # The window's lines count from its start, not the file's: no line index to jump by yet.
+    assert state.line_index is None
+    assert state.lines_now()[0][1].startswith("── the last ")
     plain = Pipeline([str(log)], window_bytes=0)
     plain.read_to_end()
     window_steps = pipeline.store.latest_step
@@ -126,7 +129,11 @@ def test_window_is_shown_first_with_history_progress(tmp_path: Path, monkeypatch
     while more:
         more, _ = pipeline._pump_backfill(time.monotonic())
     assert not pipeline.backfilling
-    assert pipeline.store.sources[feed.state.source].history is None
+    adopted = pipeline.store.sources[feed.state.source]
+    assert adopted.history is None
+    assert adopted.line_index is not None  # built by the history's read, from line 1
+    assert adopted.line_index.size == log.stat().st_size
+    assert adopted.line_index.lines == log.read_bytes().count(b"\n")
     assert _nan_safe(pipeline.store.latest_step.values()) == _nan_safe(plain.store.latest_step.values())
     assert pipeline.store.records_added == plain.store.records_added
     pipeline.stop()
