@@ -310,10 +310,19 @@ def check(paths: tuple[str, ...], labels: tuple[str, ...], stall_after: float | 
     """Exit 0 if the run is running or finished, 1 if stalled, crashed or NaN, 3 if no training step is
     recognised (2: usage error); one line says why."""
     from trainwatch.diagnosis.check import check_line
+    from trainwatch.views.check_tail import answer_from_window
 
     pipeline = _pipeline_for_reading(paths, labels)
-    pipeline.read_to_end()
-    code, line = check_line(pipeline.store, stall_after=stall_after)
+    answer = None
+    # A big log's end decides most answers (a crash, a finish, a fresh step): read it alone first.
+    if pipeline.read_windows():
+        answer = answer_from_window(pipeline.store, stall_after=stall_after)
+        if answer is None:
+            pipeline = _pipeline(paths, labels)  # (its problems were said above)
+    if answer is None:
+        pipeline.read_to_end()
+        answer = check_line(pipeline.store, stall_after=stall_after)
+    code, line = answer
     click.echo(printable(line))
     sys.exit(code)
 

@@ -37,12 +37,15 @@ from trainwatch.sources.records.tfevents import available as tensorboard_availab
 from trainwatch.sources.schedule import POLL_INTERVAL_S, Schedule, follow_mode, watch_dirs
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES, FileTail
 from trainwatch.sources.watch import DirWatcher
+from trainwatch.sources.window import WINDOW_BYTES, window_start
 from trainwatch.store.store import SourceState, Store
 
 BatchSink = Callable[[list[Record]], None]
 TORN_LINE_QUIET_S = 2.0
 REDISCOVER_EVERY_S = 2.0
 REDISCOVER_MIN_GAP_S = 0.1
+BACKFILL_BUDGET = CHUNK  # history bytes read per loop round, once the windows are read
+BACKFILL_REDRAW_S = 0.5  # the dashboard is told of history progress at most this often
 MAX_SLEEP_S = 1.0  # longest sleep of the follow loop; `stop()` wakes it at once...
 EXTERNAL_STOP_SLEEP_S = 0.25  # ...a stop event set by a signal handler (which must not touch locks) within this
 
@@ -57,7 +60,9 @@ class SourceFeed:
         state: SourceState,
         wake: Callable[[], None],
         bulk_ok: Callable[[], bool] = lambda: False,
+        start: int = 0,
     ) -> None:
+        """start: read the file from this byte (a tail window, `sources/window.py`) instead of 0."""
         self.spec = spec
         self.state = state
         self._sink = sink
@@ -65,8 +70,18 @@ class SourceFeed:
         # A stream's path (`/dev/fd/63`) says nothing of ranks or hosts, and cannot be read again.
         path = None if spec.stream else spec.path
         self.parser = SourceParser(state.source, new_parsers(), self._batch.append, path=path)
-        self.reader = SourceReader(spec, self, wake, bulk_ok)
+        self.reader = SourceReader(spec, self, wake, bulk_ok, start=start)
         state.line_index = self.reader.line_index
+        if start:
+            state.add_lines(
+                [
+                    (
+                        0,
+                        f"── the last {(os.path.getsize(spec.path or '') - start) / 2**20:.1f} MB first; "
+                        "line numbers count from here until the history is read ──",
+                    )
+                ]
+            )
         self._synced = -1  # parser.changes at the last _sync_stats
         state.set_path(path)
         if self.is_stream:
@@ -249,6 +264,42 @@ class RecordFeed:
 Feed = SourceFeed | RecordFeed
 
 
+class Backfill:
+    """The history of big files, read from byte 0 into a staging store while the pipeline's own
+    store holds their tail windows (read first: the dashboard shows the present at once).
+
+    Exact by construction: the staging store is a plain read of every source — the window's
+    bytes too, a few MB parsed twice, so no parser state (format, rank prefixes, attempts) has to
+    be carried across a splice — and it replaces the window store in one `Store.adopt` once every
+    source reached its end; its feeds then go on following in place of the windows'."""
+
+    def __init__(self, capacity: int) -> None:
+        self.store = Store(capacity)
+        self.feeds: dict[str, Feed] = {}
+        self.starts: dict[str, int] = {}  # source name -> its window's first byte (0: read whole)
+        self.redrawn = 0.0
+
+    def pump(self, limit: int) -> bool:
+        """Read the next `limit` bytes of history; True while some source has not reached its end."""
+        pending = False
+        for feed in list(self.feeds.values()):
+            if feed.pump(limit):
+                pending = True
+        return pending
+
+    def fraction(self, name: str) -> float | None:
+        """The share of the history before `name`'s window read so far (None: no window)."""
+        start = self.starts.get(name, 0)
+        feed = self.feeds.get(name)
+        if not start or feed is None or feed.tail is None:
+            return None
+        return min(0.99, feed.tail.offset / start)  # 100 % only once the store holds it all
+
+    def close(self) -> None:
+        for feed in self.feeds.values():
+            feed.close()
+
+
 class Pipeline:
     """Sources found from PATHs, read once (`read_to_end`) or followed (`follow`, `start`)."""
 
@@ -261,9 +312,15 @@ class Pipeline:
         poll_interval: float | None = None,
         force_poll: bool = False,
         labels: Sequence[str] = (),
+        window_bytes: int | None = None,
     ) -> None:
-        """labels: the names of the stream PATHs, in order (ValueError if they do not fit them)."""
+        """labels: the names of the stream PATHs, in order (ValueError if they do not fit them).
+        window_bytes: following, a file larger than this is read from its last `window_bytes`
+        first and its history behind them (`Backfill`); 0 reads every file from the start
+        (default: `WINDOW_BYTES`)."""
         self.paths = list(paths)
+        self.window_bytes = WINDOW_BYTES if window_bytes is None else window_bytes
+        self._backfill: Backfill | None = None
         self.store = store if store is not None else Store()
         self._sinks: list[BatchSink] = [sink] if sink is not None else []
         self.force_poll = force_poll
@@ -345,6 +402,9 @@ class Pipeline:
         else:
             feed = SourceFeed(spec, self._sink, state, self._wake.set, bulk_ok=lambda: not self._sinks)
         self.readers[spec.name] = feed
+        if self._backfill is not None:  # a source found while the history is read: read it in both stores
+            self._split(spec.name, feed, self._backfill)
+            feed = self.readers[spec.name]
         if self._following:
             self._set_mode(feed)
         return feed
@@ -361,6 +421,11 @@ class Pipeline:
     def _drop(self, name: str) -> None:
         feed = self.readers.pop(name)
         feed.close()
+        if self._backfill is not None:
+            staged = self._backfill.feeds.pop(name, None)
+            if staged is not None:
+                staged.close()
+                self._backfill.store.drop_source(staged.state.source)
         self.schedule.forget(name)
         self.store.drop_source(feed.state.source)
 
@@ -373,7 +438,10 @@ class Pipeline:
             return True
         ident = (st.st_dev, st.st_ino)
         base, _dot, suffix = path.rpartition(".")
-        for feed in self.readers.values():
+        feeds = list(self.readers.values())
+        if self._backfill is not None:  # a window's tail never read the file's head: the history's did
+            feeds += self._backfill.feeds.values()
+        for feed in feeds:
             tail = feed.tail
             if tail is None:
                 continue
@@ -441,6 +509,110 @@ class Pipeline:
             self._rediscover_now = True
         self._wake.set()
 
+    # ------------------------------------------------------------ tail first
+    @property
+    def backfilling(self) -> bool:
+        """The store holds big files' tail windows; their history is still being read."""
+        return self._backfill is not None
+
+    def _begin_tail_first(self) -> None:
+        """Before following: if a file is larger than the window, read every source's window
+        first into the store and its history into a `Backfill`. Not with other sinks (`export`
+        streams each record once, in order), nor with streams (they cannot be read twice)."""
+        if self.window_bytes <= 0 or self._sinks or self._backfill is not None or not self.readers:
+            return
+        feeds = list(self.readers.values())
+        if any(feed.is_stream or feed.spec.path is None or feed.state.lines for feed in feeds):
+            return
+        if not any(
+            isinstance(feed, SourceFeed) and window_start(feed.spec.path or "", self.window_bytes) for feed in feeds
+        ):
+            return
+        backfill = Backfill(self.store.capacity)
+        for name, feed in list(self.readers.items()):
+            self._split(name, feed, backfill)
+        self._backfill = backfill
+
+    def _split(self, name: str, feed: Feed, backfill: Backfill) -> None:
+        """`feed` (not read yet) becomes two: a plain read into the backfill's store, and in
+        `readers` the window's read into this store (the whole file if it is small)."""
+        path = feed.spec.path or ""
+        label = feed.state.source
+        staging = backfill.store.source(label)
+        if isinstance(feed, RecordFeed):
+            records = reader_for(label, path)
+            assert records is not None  # the same path gave one a moment ago
+            backfill.feeds[name] = RecordFeed(feed.spec, records, self._backfill_sink, staging)
+            return  # record files are small: the feed in `readers` reads the whole file
+        backfill.feeds[name] = SourceFeed(feed.spec, self._backfill_sink, staging, self._wake.set, lambda: True)
+        start = window_start(path, self.window_bytes)
+        backfill.starts[name] = start
+        if start:
+            feed.close()
+            self.readers[name] = SourceFeed(
+                feed.spec, self._sink, feed.state, self._wake.set, bulk_ok=lambda: not self._sinks, start=start
+            )
+            feed.state.history_read(0.0)
+
+    def _backfill_sink(self, batch: list[Record]) -> None:
+        """The history's records: into the staging store, then (once adopted) into the store."""
+        if self._backfill is not None:
+            self._backfill.store.add_many(batch)
+        else:
+            self._sink(batch)
+
+    def _pump_backfill(self, now: float) -> tuple[bool, bool]:
+        """One round of history; the store adopts it once every source reached its end.
+        Returns (more: history is still waiting, redraw: the dashboard should show progress)."""
+        backfill = self._backfill
+        assert backfill is not None
+        if backfill.pump(BACKFILL_BUDGET):
+            for name, feed in self.readers.items():
+                fraction = backfill.fraction(name)
+                if fraction is not None:
+                    feed.state.history_read(fraction)
+            redraw = now - backfill.redrawn >= BACKFILL_REDRAW_S
+            if redraw:
+                backfill.redrawn = now
+                self.store.touch()
+            return True, redraw
+        self._backfill = None
+        for name, feed in backfill.feeds.items():
+            window = self.readers.get(name)
+            if window is not None and window is not feed:
+                window.close()
+            self.readers[name] = feed
+        self.store.adopt(backfill.store)
+        if self._following:
+            for feed in self.readers.values():
+                self._set_mode(feed)
+            self._update_watch()
+        return False, True
+
+    def read_windows(self) -> bool:
+        """Read only each file's tail window (a small file whole), then finish: `check`'s quick
+        look at the present. False, nothing read, when a source is a stream or a record file
+        (read once, or not text) or no file is larger than the window."""
+        feeds = self.readers
+        if (
+            self.window_bytes <= 0
+            or not feeds
+            or any(not isinstance(f, SourceFeed) or f.is_stream for f in feeds.values())
+        ):
+            return False
+        starts = {name: window_start(feed.spec.path or "", self.window_bytes) for name, feed in feeds.items()}
+        if not any(starts.values()):
+            return False
+        for name, start in starts.items():
+            feed = feeds[name]
+            if start:
+                feed.close()
+                feeds[name] = SourceFeed(
+                    feed.spec, self._sink, feed.state, self._wake.set, bulk_ok=lambda: not self._sinks, start=start
+                )
+        self.read_to_end()
+        return True
+
     # ------------------------------------------------------------------ runs
     def read_to_end(self) -> None:
         """Read every source to its current end, then finish them (summary, export)."""
@@ -487,6 +659,7 @@ class Pipeline:
         until_inputs_end: also return once every source is a stream (stdin, a FIFO) and each has
         closed (`cmd | trainwatch export --follow -` ends with its input)."""
         stop = stop or self._stop
+        self._begin_tail_first()
         self._start_watching()
         try:
             self._follow_loop(stop, until_inputs_end)
@@ -502,6 +675,9 @@ class Pipeline:
             if until_inputs_end and self.readers and all(f.finished and f.is_stream for f in self.readers.values()):
                 return
             more, active = self.schedule.round(self.readers, time.monotonic(), woken)
+            if self._backfill is not None and not more:  # the windows first, then the history
+                more, redraw = self._pump_backfill(time.monotonic())
+                active = active or redraw
             if self._watcher is not None and self._watcher.error and not watcher_failed:
                 watcher_failed = True
                 for feed in self.readers.values():
@@ -539,3 +715,5 @@ class Pipeline:
             self._thread.join(timeout)
         for feed in self.readers.values():
             feed.close()
+        if self._backfill is not None:
+            self._backfill.close()

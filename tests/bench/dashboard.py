@@ -258,6 +258,28 @@ def many_files(size: tuple[int, int], files: int = 256, seconds: float = 20.0, w
     }
 
 
+def time_to_step(path: str, step: int, size: tuple[int, int], timeout: float = 300.0) -> dict[str, Any]:
+    """Seconds from starting the dashboard on `path` until its screen shows `step N` (the
+    header's progress line) for the given step, and whether "history N%" was on screen then."""
+    needle = f"step {step:,}".encode()
+    t0 = time.monotonic()
+    app = PtyApp([*trainwatch_cmd(), path], *size)
+    chunks: list[tuple[float, bytes]] = []
+    shown = float("nan")
+    try:
+        while time.monotonic() - t0 < timeout and app.proc.poll() is None:
+            time.sleep(0.05)
+            chunks += app.take()
+            hit = first_shown(chunks, [(step, needle)])
+            if step in hit:
+                shown = hit[step] - t0
+                break
+        screen = b"".join(ESCAPES.sub(b"", d) for _t, d in chunks)
+    finally:
+        app.close()
+    return {"shown_s": shown, "history_on_screen": b"history " in screen}
+
+
 def step_latencies(chunks: list[tuple[float, bytes]], written: dict[int, float]) -> list[float]:
     """Per step written (step -> monotonic write time), ms until `step N` was on the screen.
 

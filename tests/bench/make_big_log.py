@@ -2,7 +2,8 @@
 
 The header of seed 004 is kept once; its training section (from the first `rank=0 time`
 line on) is repeated with iteration and `step=` numbers continuing, so the result parses
-like one long, real run. Usage: python tests/bench/make_big_log.py OUT [SIZE_MB]
+like one long, real run: no counter of the repetition goes back, so no false restart is read
+(`test_big_log_is_one_run` checks it). Usage: python tests/bench/make_big_log.py OUT [SIZE_MB]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ ITER = re.compile(rb"^( iteration)( +\d+)(/)", re.M)
 DS_STEP = re.compile(rb"(\] step=)(\d+)(,)")
 TIMER = re.compile(rb"(timer\.py:\d+:stop\] 0/)(\d+)(,)")
 VALID = re.compile(rb"(validation loss at iteration )(\d+)( )")
+MEMORY = re.compile(rb"(after )(\d+)( iterations memory)")  # Megatron's memory report, once
 
 
 def seed_004() -> Path:
@@ -48,7 +50,9 @@ def build(out: Path, size_mb: int) -> int:
                 return m.group(1) + number + m.group(3)
 
             chunk = (
-                body if offset == 0 else ITER.sub(shift, DS_STEP.sub(shift, TIMER.sub(shift, VALID.sub(shift, body))))
+                body
+                if offset == 0
+                else ITER.sub(shift, DS_STEP.sub(shift, TIMER.sub(shift, VALID.sub(shift, MEMORY.sub(shift, body)))))
             )
             f.write(chunk)
             written += len(chunk)

@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/bench/run.py            # 1 GB catch-up log (built once, cached)
     BENCH_MB=64 .venv/bin/python tests/bench/run.py   # a smaller log for a quick look
-    BENCH_SKIP=catchup,scale ...             # skip sections: catchup, live, scale, render, viewer
+    BENCH_SKIP=catchup,scale ...             # skip sections: truth, catchup, live, scale, render, viewer
 
 Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
@@ -21,6 +21,12 @@ Figures (all measured in this run, on this machine):
    at the last line (linereader.read_lines through the index, what Home and a jump near the end
    run), and a whole-file search (linereader.scan) next to `grep -c` of the same pattern; the
    child's peak RSS.
+6. time to truth: on the BENCH_MB log, the time from start until the store the dashboard draws
+   from holds the file's last step (the pipeline + store in a child process, as the dashboard
+   runs them, polled every 10 ms), reading the tail window first, next to the same child reading
+   from byte 0 (the reference); the real dashboard in a 160x45 pty (tests/bench/dashboard.py):
+   start until its header shows `step N` for the file's last step; and `trainwatch check`'s wall
+   time, next to a check that reads the whole file.
 The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
 """
 
@@ -63,7 +69,7 @@ def row(what: str, value: float, unit: str, target: float | None, note: str = ""
 def build_log(size_mb: int) -> Path:
     base = Path(os.environ.get("BENCH_DIR") or Path(tempfile.gettempdir()) / "trainwatch-bench")
     base.mkdir(parents=True, exist_ok=True)
-    path = base / f"ds_megatron_{size_mb}MB.log"
+    path = base / f"ds_megatron_{size_mb}MB_v2.log"  # v2: every step counter continues (no false restart)
     done = path.with_suffix(".done")
     if not (path.exists() and done.exists()):
         t0 = time.monotonic()
@@ -355,6 +361,69 @@ def viewer(size_mb: int, needle: str = "validation loss at iteration") -> None:
     row("viewer child (pipeline + index + reads): peak RSS", rss, "MB", 200.0)
 
 
+TRUTH_SCRIPT = """
+import json, os, sys, time
+t0 = time.monotonic()
+from trainwatch.pipeline import Pipeline
+from trainwatch.diagnosis.status import run_status
+path, window, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+pipeline = Pipeline([path], window_bytes=window)
+pipeline.start()
+while True:
+    with pipeline.store.lock:
+        if want in pipeline.store.latest_step.values():
+            break
+    time.sleep(0.01)
+shown = time.monotonic() - t0
+status = run_status(pipeline.store)
+print(json.dumps({"shown_s": shown, "status": status.state, "backfilling": pipeline.backfilling}))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+CHECK_WHOLE = """
+import sys
+import trainwatch.pipeline
+trainwatch.pipeline.WINDOW_BYTES = 0  # the whole file, as before the tail window
+from trainwatch.cli import main
+sys.argv = ["trainwatch", "check", sys.argv[1]]
+main()
+"""
+
+
+def last_step(path: Path) -> int:
+    """The file's last Megatron iteration number (read from its end)."""
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - (1 << 20)))
+        tail = f.read()
+    return max(int(m.group(2)) for m in make_big_log.ITER.finditer(tail))
+
+
+def truth(size_mb: int) -> None:
+    print(f"\n6. time to truth: {size_mb} MB DeepSpeed + Megatron log, start to the file's last step in the store")
+    from trainwatch.sources.window import WINDOW_BYTES
+
+    path = build_log(size_mb)
+    want = last_step(path)
+    py = sys.executable
+    shown: dict[int, float] = {}
+    for window in (WINDOW_BYTES, 0):
+        wall, _rss, code, out = timed_child([py, "-c", TRUTH_SCRIPT, str(path), str(window), str(want)])
+        got = json.loads(out) if code == 0 and out.strip() else {}
+        shown[window] = wall
+        what = f"tail first ({WINDOW_BYTES >> 20} MB window)" if window else "reference: plain read from byte 0"
+        note = f"(status {got.get('status', '?')}, history still reading: {got.get('backfilling', '?')})"
+        row(f"step {want:,} in the store: {what}", wall, "s", 2.0 if window else None, note)
+    got = dashboard.time_to_step(str(path), want, (160, 45))
+    note = f"(the real dashboard in a 160x45 pty; 'history N%' on screen: {got['history_on_screen']})"
+    row(f"step {want:,} on the dashboard's screen", got["shown_s"], "s", 2.0, note)
+    tw = str(Path(sys.executable).with_name("trainwatch"))
+    wall, _rss, code, out = timed_child([tw, "check", str(path)])
+    row("trainwatch check (tail window first)", wall, "s", 2.0, f"exit {code}: {out.decode()[:60].strip()}")
+    wall, _rss, code, out = timed_child([py, "-c", CHECK_WHOLE, str(path)])
+    row("  reference: check reading the whole file", wall, "s", None, f"exit {code}: {out.decode()[:60].strip()}")
+
+
 def main() -> None:
     size_mb = int(os.environ.get("BENCH_MB", "1024"))
     seconds = float(os.environ.get("BENCH_SECONDS", "5"))
@@ -362,6 +431,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
     print("ratio = measured / target; <= 1 meets the target")
     sections: list[tuple[str, Any]] = [
+        ("truth", lambda: truth(size_mb)),
         ("catchup", lambda: catchup(size_mb)),
         ("live", lambda: live(seconds)),
         ("scale", lambda: scale(seconds)),

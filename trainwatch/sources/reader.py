@@ -56,12 +56,20 @@ class Read:
 class SourceReader:
     """Reads one source into lines for its sink."""
 
-    def __init__(self, spec: SourceSpec, sink: LineSink, wake: Callable[[], None], bulk_ok: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        spec: SourceSpec,
+        sink: LineSink,
+        wake: Callable[[], None],
+        bulk_ok: Callable[[], bool],
+        start: int = 0,
+    ) -> None:
+        """start: read the file from this byte (a tail window's line start) instead of 0."""
         self.spec = spec
         self._sink = sink
         self._bulk_ok = bulk_ok
         self.assemblers: dict[int, LineAssembler] = {}
-        self.tail = FileTail(spec.path) if spec.path is not None and not spec.stream else None
+        self.tail = FileTail(spec.path, start=start) if spec.path is not None and not spec.stream else None
         self.stream: StreamSource | None = None
         if spec.path is None:
             self.stream = StreamSource(stream=sys.stdin.buffer, wake=wake)
@@ -71,7 +79,9 @@ class SourceReader:
         self.catching_up = False
         self._stream_bytes = 0
         # The file the path names now, indexed as it is read (streams cannot be read again: none).
-        self.line_index: LineIndex | None = LineIndex() if self.tail is not None else None
+        # A tail window has no index either: its line numbers count from the window's start, not
+        # the file's, until the history is read (then the plain reader's index replaces it).
+        self.line_index: LineIndex | None = LineIndex() if self.tail is not None and not start else None
         self._index_gen = -1  # the stream (generation) the index describes
 
     @property

@@ -145,9 +145,12 @@ def _open(path: str) -> tuple[int, os.stat_result] | str:
 
 
 class FileTail:
-    def __init__(self, path: str, chunk: int = CHUNK) -> None:
+    def __init__(self, path: str, chunk: int = CHUNK, start: int = 0) -> None:
+        """start: the byte the first file opened is read from (a tail window at a line start;
+        `sources/window.py`); a file replaced later is read from 0."""
         self.path = path
         self.chunk = chunk
+        self.start = start
         self.current: _Handle | None = None
         self.draining: list[_Handle] = []
         self.idents: set[tuple[int, int]] = set()  # every inode this tail has read
@@ -208,6 +211,8 @@ class FileTail:
         self.missing_note = ""
         fd, st = opened
         self.current = _Handle(fd, st, self._next_gen)
+        if self._next_gen == 0 and 0 < self.start <= st.st_size:
+            self.current.offset = self.start
         self._next_gen += 1
         self.idents.add(self.current.ident)
         self._deleted_noted = False

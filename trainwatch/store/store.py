@@ -99,6 +99,9 @@ class SourceState:
     ranks_seen: set[int] = field(default_factory=set)  # ranks the text mentions (barriers, prefixes)
     note: str = ""  # a problem to show: unreadable, truncated, rotated...
     ended: bool = False  # stdin closed / file read to the end without follow
+    # While the dashboard shows a big file's tail window first: the share of the history before
+    # it read so far (0..1); None once the store holds the whole file (or no window was used).
+    history: float | None = None
     # Last sanitized lines as (line_no, text), appended by the reader thread; the UI copies
     # it (`lines()`) instead of reading the file again.
     recent: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=RECENT_LINES))
@@ -165,6 +168,11 @@ class SourceState:
             self.note = note
             return True
 
+    def history_read(self, fraction: float | None) -> None:
+        """How much of the history behind the tail window is read (None: all of it is in the store)."""
+        with self.lock:
+            self.history = fraction
+
     def end(self) -> None:
         """Nothing more will be read."""
         with self.lock:
@@ -179,6 +187,13 @@ class SourceState:
     def last_line_no(self) -> int | None:
         with self.lock:
             return self.recent[-1][0] if self.recent else None
+
+
+def history_pending(sources: Iterable[SourceState]) -> float | None:
+    """The share of the history read while the store holds big files' tail windows (the
+    dashboard shows the present first); None: the store holds every line read."""
+    shares = [s.history for s in sources if s.history is not None]
+    return min(shares) if shares else None
 
 
 @dataclass
@@ -428,6 +443,20 @@ class Store:
                 obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
             seen = _time.monotonic()
             obs.extend(StepObservation(step, math.nan, seen) for step in steps[-CADENCE_WINDOW:])
+
+    def adopt(self, staging: Store) -> None:
+        """Take every record and source state of `staging` in place of this store's own (the
+        history read from byte 0 replaces the tail window shown meanwhile): readers keep this
+        object and its lock, and see the whole change at once. `staging` must not be used after."""
+        with self.lock, staging.lock:
+            keep = {"lock", "version", "_derived"}
+            for name, value in vars(staging).items():
+                if name not in keep:
+                    setattr(self, name, value)
+            for state in self.sources.values():
+                state.lock = self.lock
+            self._derived = {}
+            self.version = max(self.version, staging.version) + 1
 
     # ------------------------------------------------------------------- read
     def derived(self, name: str, compute: Callable[[], T]) -> T:

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from trainwatch.diagnosis.findings import Finding
+from trainwatch.store.store import history_pending
 from trainwatch.ui.redraw import NUMBERS
 
 if TYPE_CHECKING:
@@ -32,6 +33,19 @@ def findings_list_text(items: Sequence[Finding]) -> Text:
     return out
 
 
+def findings_text(items: Sequence[Finding], history: float | None) -> Text:
+    """The findings, and while the store holds big files' tail windows (`history`: the share of
+    the history read) a line saying they are the window's, not the whole run's."""
+    text = findings_list_text(items)
+    if history is not None and items:
+        text.append(
+            f"\n(history {int(history * 100)}%: from the last MBs of the log only; restart counts and"
+            " trends over the whole run come once the history is read)",
+            style="dim italic",
+        )
+    return text
+
+
 class FindingsList(Static):
     """The Events tab's findings; hidden while there are none."""
 
@@ -42,11 +56,13 @@ class FindingsList(Static):
     """
 
     def redraw(self, view: View) -> bool:
-        return self.show(view.findings)
+        with view.store.lock:
+            history = history_pending(list(view.store.sources.values()))
+        return self.show(view.findings, history)
 
-    def show(self, items: Sequence[Finding]) -> bool:
-        """True if the text changed."""
-        text = findings_list_text(items)
+    def show(self, items: Sequence[Finding], history: float | None = None) -> bool:
+        """True if the text changed (`history`: as `findings_text`)."""
+        text = findings_text(items, history)
         self.display = bool(items)
         if getattr(self, "_last", None) == text:
             return False

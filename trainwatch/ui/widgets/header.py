@@ -14,7 +14,7 @@ from trainwatch.diagnosis.clock import fmt_age, written_at
 from trainwatch.diagnosis.findings import Finding
 from trainwatch.diagnosis.judge import Judgement
 from trainwatch.diagnosis.progress import Progress, progress_parts
-from trainwatch.store.store import SourceState
+from trainwatch.store.store import SourceState, history_pending
 from trainwatch.ui.data import short_source
 from trainwatch.ui.format import fmt_num
 from trainwatch.ui.widgets.findings import SEVERITY_ICON, SEVERITY_STYLE
@@ -44,6 +44,11 @@ def source_line(
         out.append(short_source(s.source, 48), style="bold")
     else:
         out.append(f"{len(sources)} sources", style="bold")
+    history = history_pending(sources)
+    if history is not None:
+        # The store holds the tail window (the present): the status is judged from it, and what
+        # needs the whole run (restart counts, overfitting) is not final until the history is read.
+        out.append(f"  history {int(history * 100)}%", style="bold yellow")
     out.append("  format: ", style="dim")
     out.append(", ".join(formats) if formats else "not recognised yet")
     if ranks:
@@ -71,7 +76,7 @@ def source_line(
         # Nothing read yet (a mistyped path waited for): the note is the whole story, on its own line.
         out.append("\n⚠ " if not any(s.lines for s in sources) else "  ⚠ ", style="yellow")
         out.append(notes[0], style="yellow")
-    if any(s.catching_up for s in sources):
+    if history_pending(sources) is None and any(s.catching_up for s in sources):
         out.append("  reading…", style="dim italic")
     return out
 

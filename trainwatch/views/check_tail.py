@@ -1,0 +1,28 @@
+"""`check` on a big log answers from its end when the end says enough.
+
+The present of a run is in its last megabytes: a traceback or a finish marker there, or a step
+written recently (with the step total in view), decides `check`'s answer without reading the
+history (seconds on a GB log). Anything else — stalled, unknown, running towards a total the
+window does not hold (`max_iters` printed once at the start: reached, the run is finished) — may
+need the history, so the caller then reads the whole file as before.
+"""
+
+from __future__ import annotations
+
+from trainwatch.diagnosis.check import check_line
+from trainwatch.diagnosis.status import run_status
+from trainwatch.store.store import Store
+
+# The states the tail window alone decides: a crash or a finish at the end, a fresh step.
+DECIDED_BY_THE_END = ("crashed", "finished", "running")
+
+
+def answer_from_window(store: Store, stall_after: float | None = None) -> tuple[int, str] | None:
+    """`check_line`'s (code, line) from a store holding the files' tail windows (`Pipeline.read_windows`),
+    or None when the window cannot decide."""
+    status = run_status(store, stall_after=stall_after)
+    if status.state not in DECIDED_BY_THE_END:
+        return None
+    if status.state == "running" and store.total_steps is None:
+        return None  # the total may be printed only at the start: reached, the run is finished
+    return check_line(store, stall_after=stall_after)
