@@ -26,11 +26,12 @@ from trainwatch.lines.assembler import Kind, Line
 from trainwatch.lines.sanitize import printable
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
-from trainwatch.records import Record
-from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover
+from trainwatch.records import Record, Step
+from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover, run_log
 from trainwatch.sources.problems import Problem, ProblemKind
 from trainwatch.sources.reader import SourceReader
-from trainwatch.sources.records import RecordReader, reader_for
+from trainwatch.sources.records import RecordReader, is_mlflow_metrics, is_record_file, reader_for
+from trainwatch.sources.records.join import RunJoin
 from trainwatch.sources.records.tfevents import MISSING as TENSORBOARD_MISSING
 from trainwatch.sources.records.tfevents import EventFile
 from trainwatch.sources.records.tfevents import available as tensorboard_available
@@ -249,6 +250,10 @@ class RecordFeed:
 Feed = SourceFeed | RecordFeed
 
 
+def _is_record_spec(spec: SourceSpec) -> bool:
+    return spec.path is not None and not spec.stream and (is_record_file(spec.path) or is_mlflow_metrics(spec.path))
+
+
 class Pipeline:
     """Sources found from PATHs, read once (`read_to_end`) or followed (`follow`, `start`)."""
 
@@ -270,6 +275,7 @@ class Pipeline:
         self.schedule = Schedule(poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S)
         self.readers: dict[str, Feed] = {}
         self._said_tensorboard = False
+        self._joins: dict[str, RunJoin] = {}  # text log name -> the join of its run's record files
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -285,7 +291,8 @@ class Pipeline:
         self.problems: list[Problem] = []
         specs, problems = expand(self.paths, list(labels))
         self.problems += problems
-        for spec in specs:
+        # Text logs first: a record file joins the text log of its run (`_add`).
+        for spec in sorted(specs, key=_is_record_spec):
             self._add(spec)
             if spec.pattern:
                 self._patterns.add(spec.pattern)
@@ -328,6 +335,44 @@ class Pipeline:
         for sink in self._sinks:
             sink(batch)
 
+    def _joined(self, got: tuple[list[Record], list[Step]]) -> None:
+        """A run's records after its join: new steps, then parts of steps already delivered."""
+        records, parts = got
+        if records:
+            self._sink(records)
+        if parts:
+            self.store.add_parts(parts)
+            for sink in self._sinks:
+                sink(list(parts))
+
+    def _log_sink(self, name: str) -> BatchSink:
+        def sink(batch: list[Record]) -> None:
+            join = self._joins.get(name)
+            if join is None:
+                self._sink(batch)
+            else:
+                self._joined(join.from_log(batch))
+
+        return sink
+
+    def _run_join(self, spec: SourceSpec) -> RunJoin | None:
+        """The join of the text log this record file belongs to (`discover.run_log`), if any."""
+        if spec.path is None:
+            return None
+        logs = {
+            feed.spec.path: feed
+            for feed in self.readers.values()
+            if isinstance(feed, SourceFeed) and feed.spec.path is not None and not feed.is_stream
+        }
+        log = run_log(spec.path, list(logs), spec.pattern)
+        if log is None:
+            return None
+        feed = logs[log]
+        join = self._joins.get(feed.spec.name)
+        if join is None:
+            join = self._joins[feed.spec.name] = RunJoin(feed.state.source)
+        return join
+
     def _add(self, spec: SourceSpec) -> Feed | None:
         if spec.name in self.readers:
             return None
@@ -341,9 +386,13 @@ class Pipeline:
             return None
         state = self.store.source(label)
         if records is not None:
-            feed = RecordFeed(spec, records, self._sink, state)
+            join = self._run_join(spec)
+            sink = self._sink if join is None else lambda batch: self._joined(join.from_file(batch))
+            feed = RecordFeed(spec, records, sink, state)
         else:
-            feed = SourceFeed(spec, self._sink, state, self._wake.set, bulk_ok=lambda: not self._sinks)
+            name = spec.name  # a joined log's steps go one by one through its join, not in column blocks
+            bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731
+            feed = SourceFeed(spec, self._log_sink(name), state, self._wake.set, bulk_ok=bulk_ok)
         self.readers[spec.name] = feed
         if self._following:
             self._set_mode(feed)
@@ -450,7 +499,8 @@ class Pipeline:
             if not any([feed.pump() for feed in streams]):
                 self._wake.wait(0.05)
                 self._wake.clear()
-        for feed in list(self.readers.values()):
+        # Record files first: a text log's step-less dicts then find their step (`RunJoin`).
+        for feed in sorted(self.readers.values(), key=lambda f: not isinstance(f, RecordFeed)):
             if feed.is_stream:
                 continue
             while feed.pump():
