@@ -17,21 +17,23 @@ lines of known hot shapes into column blocks the store appends in one call per s
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.lines.sanitize import printable
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
-from trainwatch.records import Record, Step
+from trainwatch.records import Record
 from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover, run_log
 from trainwatch.sources.problems import Problem, ProblemKind
 from trainwatch.sources.reader import SourceReader
 from trainwatch.sources.records import RecordReader, is_mlflow_metrics, is_record_file, reader_for
-from trainwatch.sources.records.join import RunJoin
+from trainwatch.sources.records.join import Joined, RunJoin
 from trainwatch.sources.records.tfevents import MISSING as TENSORBOARD_MISSING
 from trainwatch.sources.records.tfevents import EventFile
 from trainwatch.sources.records.tfevents import available as tensorboard_available
@@ -335,15 +337,17 @@ class Pipeline:
         for sink in self._sinks:
             sink(batch)
 
-    def _joined(self, got: tuple[list[Record], list[Step]]) -> None:
-        """A run's records after its join: new steps, then parts of steps already delivered."""
-        records, parts = got
-        if records:
-            self._sink(records)
-        if parts:
-            self.store.add_parts(parts)
+    def _joined(self, joined: list[Joined]) -> None:
+        """A run's records after its join, in order: new records, and parts of steps already
+        delivered (`Store.add_parts`), each run of one kind in one batch."""
+        for is_part, run in itertools.groupby(joined, key=itemgetter(1)):
+            batch = [record for record, _ in run]
+            if not is_part:
+                self._sink(batch)
+                continue
+            self.store.add_parts(batch)  # type: ignore[arg-type]  # (parts are steps)
             for sink in self._sinks:
-                sink(list(parts))
+                sink(batch)
 
     def _log_sink(self, name: str) -> BatchSink:
         def sink(batch: list[Record]) -> None:

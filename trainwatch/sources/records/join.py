@@ -25,6 +25,7 @@ from trainwatch.records import Record, Step
 
 STEPS_KEPT = 65_536  # steps whose delivered metric names are remembered
 UNMATCHED_KEPT = 4_096  # step-less text-log steps, and record-file steps, waiting for their other half
+Joined = tuple[Record, bool]  # a record, and whether it is a part of a step already delivered
 AGREE_REL = 1e-3  # printed dicts round (`'loss': '0.2608'`), event files hold float32
 
 
@@ -44,7 +45,8 @@ def agree(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
 
 class RunJoin:
     """The join of one text log (`source`) and the record files beside it. Used by the ingest
-    thread only: `from_log` and `from_file` each return (records, parts)."""
+    thread only: `from_log` and `from_file` each return what to deliver, in order, each record
+    with whether it is a part of a step already delivered."""
 
     def __init__(self, source: str) -> None:
         self.source = source
@@ -55,46 +57,44 @@ class RunJoin:
         self._unclaimed: OrderedDict[int, dict[str, float]] = OrderedDict()  # record-file steps the log has not shown
 
     # ----------------------------------------------------------------- text log
-    def from_log(self, batch: Iterable[Record]) -> tuple[list[Record], list[Step]]:
-        records: list[Record] = []
-        parts: list[Step] = []
+    def from_log(self, batch: Iterable[Record]) -> list[Joined]:
+        out: list[Joined] = []
         for record in batch:
             if type(record) is not Step:
-                records.append(record)
+                out.append((record, False))
                 continue
             if not self._rank_known:
                 self.rank, self._rank_known = record.rank, True
             if record.rank != self.rank:
-                records.append(record)
+                out.append((record, False))
             elif record.step is None:
-                self._log_stepless(record, records, parts)
+                self._log_stepless(record, out)
             else:
-                self._deliver(record, record.step, record.metrics, records, parts)
-        return records, parts
+                self._deliver(record, record.step, record.metrics, out)
+        return out
 
-    def _log_stepless(self, record: Step, records: list[Record], parts: list[Step]) -> None:
+    def _log_stepless(self, record: Step, out: list[Joined]) -> None:
         for step, metrics in self._unclaimed.items():
             if agree(record.metrics, metrics):
                 del self._unclaimed[step]
-                self._deliver(record, step, record.metrics, records, parts)  # a part: the file gave the step
+                self._deliver(record, step, record.metrics, out)  # a part: the file gave the step
                 return
         self._stepless.append(record)
-        records.append(record)
+        out.append((record, False))
 
     # -------------------------------------------------------------- record file
-    def from_file(self, batch: Iterable[Record]) -> tuple[list[Record], list[Step]]:
+    def from_file(self, batch: Iterable[Record]) -> list[Joined]:
         """The file's steps, those of one step in this batch taken together (an event file
         writes one event per scalar)."""
-        records: list[Record] = []
-        parts: list[Step] = []
+        out: list[Joined] = []
         grouped: OrderedDict[tuple[int | None, int | None], tuple[Step, dict[str, float]]] = OrderedDict()
         for record in batch:
             if type(record) is not Step:
-                records.append(record)
+                out.append((record, False))
                 continue
             rank = record.rank if record.rank is not None else self.rank
             if record.step is None:
-                records.append(replace(record, source=self.source, rank=rank))
+                out.append((replace(record, source=self.source, rank=rank), False))
                 continue
             first, metrics = grouped.setdefault((rank, record.step), (replace(record, rank=rank), {}))
             metrics.update(record.metrics)
@@ -102,7 +102,7 @@ class RunJoin:
             assert step is not None
             record = replace(first, source=self.source)
             if rank != self.rank:
-                records.append(replace(record, metrics=metrics))
+                out.append((replace(record, metrics=metrics), False))
                 continue
             if step not in self._given:
                 matched = next((s for s in self._stepless if agree(s.metrics, metrics)), None)
@@ -110,13 +110,13 @@ class RunJoin:
                     # The log showed these values without a step: only what it did not print is new.
                     self._stepless.remove(matched)
                     self._given[step] = set(matched.metrics)
-                    self._deliver(record, step, metrics, records, parts, new=True)
+                    self._deliver(record, step, metrics, out, new=True)
                     continue
                 self._unclaimed[step] = metrics
                 while len(self._unclaimed) > UNMATCHED_KEPT:
                     self._unclaimed.popitem(last=False)
-            self._deliver(record, step, metrics, records, parts)
-        return records, parts
+            self._deliver(record, step, metrics, out)
+        return out
 
     # ------------------------------------------------------------------ common
     def _deliver(
@@ -124,8 +124,7 @@ class RunJoin:
         record: Step,
         step: int,
         metrics: Mapping[str, float],
-        records: list[Record],
-        parts: list[Step],
+        out: list[Joined],
         new: bool = False,
     ) -> None:
         """The metrics of `step` not delivered yet: a new step, or a part of one already delivered."""
@@ -139,8 +138,4 @@ class RunJoin:
         if not fresh:
             return
         given.update(fresh)
-        out = replace(record, step=step, metrics=fresh)
-        if new:
-            records.append(out)
-        else:
-            parts.append(out)
+        out.append((replace(record, step=step, metrics=fresh), not new))
