@@ -104,14 +104,15 @@ class RunJoin:
             if rank != self.rank:
                 out.append((replace(record, metrics=metrics), False))
                 continue
-            if step not in self._given:
-                matched = next((s for s in self._stepless if agree(s.metrics, metrics)), None)
-                if matched is not None:
-                    # The log showed these values without a step: only what it did not print is new.
-                    self._stepless.remove(matched)
-                    self._given[step] = set(matched.metrics)
-                    self._deliver(record, step, metrics, out, new=True)
-                    continue
+            new = step not in self._given
+            matched = next((s for s in self._stepless if agree(s.metrics, metrics)), None)
+            if matched is not None:
+                # The log showed these values without a step: only what it did not print is new.
+                self._stepless.remove(matched)
+                self._given.setdefault(step, set()).update(matched.metrics)
+                self._deliver(record, step, metrics, out, new=new)
+                continue
+            if new:
                 self._unclaimed[step] = metrics
                 while len(self._unclaimed) > UNMATCHED_KEPT:
                     self._unclaimed.popitem(last=False)
