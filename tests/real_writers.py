@@ -1,8 +1,9 @@
 """The frameworks' own writers of record files, for tests that follow what they write: PyTorch's
 `SummaryWriter`, Lightning's `CSVLogger`, HF's `TrainerState.save_to_json` and the Trainer's own
 logging callbacks. They come with the extra `writers` (`make test` installs it). Without them a
-test is skipped on a workstation, and fails under CI (`CI=true`): CI installs them, so a missing
-one there is a broken setup, not a test to skip."""
+test is skipped on a workstation, and fails under CI (`CI=true`) and `make test`
+(`TRAINWATCH_NEED_WRITERS=1`): both install them, so a missing one is a broken setup, not a test
+to skip."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def need(module: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as error:
         said = f"{module} is not installed ({error}): pip install -e '.[writers]' (make test does)"
-        if os.environ.get("CI", "").lower() == "true":
+        if os.environ.get("CI", "").lower() == "true" or os.environ.get("TRAINWATCH_NEED_WRITERS") == "1":
             pytest.fail(said, pytrace=False)
         pytest.skip(said)
 
