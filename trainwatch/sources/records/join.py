@@ -73,6 +73,15 @@ class RunJoin:
                 self._deliver(record, record.step, record.metrics, out)
         return out
 
+    def _names(self, step: int) -> set[str]:
+        """The names given at `step` (a new, empty set for a step not seen)."""
+        given = self._given.get(step)
+        if given is None:
+            given = self._given[step] = set()
+            while len(self._given) > STEPS_KEPT:
+                self._given.popitem(last=False)
+        return given
+
     def _log_stepless(self, record: Step, out: list[Joined]) -> None:
         for step, metrics in self._unclaimed.items():
             if agree(record.metrics, metrics):
@@ -109,7 +118,7 @@ class RunJoin:
             if matched is not None:
                 # The log showed these values without a step: only what it did not print is new.
                 self._stepless.remove(matched)
-                self._given.setdefault(step, set()).update(matched.metrics)
+                self._names(step).update(matched.metrics)
                 self._deliver(record, step, metrics, out, new=new)
                 continue
             if new:
@@ -129,12 +138,8 @@ class RunJoin:
         new: bool = False,
     ) -> None:
         """The metrics of `step` not delivered yet: a new step, or a part of one already delivered."""
-        given = self._given.get(step)
-        if given is None:
-            given = self._given[step] = set()
-            new = True
-            while len(self._given) > STEPS_KEPT:
-                self._given.popitem(last=False)
+        new = new or step not in self._given
+        given = self._names(step)
         fresh = {name: value for name, value in metrics.items() if name not in given}
         if not fresh:
             return
