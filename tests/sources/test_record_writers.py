@@ -20,6 +20,9 @@ from trainwatch.records import Step
 from trainwatch.sources.schedule import ROUND_BUDGET
 from trainwatch.store.store import RankKey
 
+# The frameworks' own writers: importing them (torch, lightning) takes seconds.
+pytestmark = pytest.mark.slow
+
 
 class Run:
     """A pipeline over PATHs, and the steps its sinks got."""

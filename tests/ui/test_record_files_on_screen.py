@@ -18,6 +18,9 @@ from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.widgets.chart import Chart
 from trainwatch.ui.widgets.ranks import RanksTable
 
+# The frameworks' own writers: importing them (torch, lightning) takes seconds.
+pytestmark = pytest.mark.slow
+
 
 class Writers:
     """One run directory, written by the three writers as a run would."""
