@@ -374,8 +374,18 @@ class Pipeline:
         feed = logs[log]
         join = self._joins.get(feed.spec.name)
         if join is None:
-            join = self._joins[feed.spec.name] = RunJoin(feed.state.source)
+            # Steps the log gave before now went by unseen (in column blocks too): `RunJoin.late`.
+            late = any(key.source == feed.state.source for key in self.store.step_records)
+            join = self._joins[feed.spec.name] = RunJoin(feed.state.source, late=late)
         return join
+
+    def _file_sink(self, join: RunJoin, state: SourceState) -> BatchSink:
+        def sink(batch: list[Record]) -> None:
+            if join.late and state.caught_up_monotonic is None:
+                return  # what the file held when it appeared: the log showed those steps already
+            self._joined(join.from_file(batch))
+
+        return sink
 
     def _add(self, spec: SourceSpec) -> Feed | None:
         if spec.name in self.readers:
@@ -391,8 +401,7 @@ class Pipeline:
         state = self.store.source(label)
         if records is not None:
             join = self._run_join(spec)
-            sink = self._sink if join is None else lambda batch: self._joined(join.from_file(batch))
-            feed = RecordFeed(spec, records, sink, state)
+            feed = RecordFeed(spec, records, self._sink if join is None else self._file_sink(join, state), state)
         else:
             name = spec.name  # a joined log's steps go one by one through its join, not in column blocks
             bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731

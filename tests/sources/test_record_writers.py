@@ -207,3 +207,26 @@ def test_a_record_file_with_no_text_log_beside_it_stays_its_own_source(
     run = Run(tmp_path / "lightning", other)
     run.round()
     assert run.steps("metrics.csv") == [(9, {"loss": 2.0})]
+
+
+def test_hf_checkpoint_appearing_after_the_log_gave_its_steps_does_not_give_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without TensorBoard, the first record file of an HF run is `checkpoint-N/trainer_state.json`,
+    written long after the log printed those steps; and each checkpoint is a new file."""
+    hf = HfRun(tmp_path, monkeypatch, tensorboard=False)
+    run = Run(tmp_path)
+    for step, logs, _grad_norm in LOGS:
+        hf.log(step, logs)
+        if step >= 20:
+            hf.checkpoint()  # checkpoint-20, then checkpoint-30: each holds the whole history
+        run.round()
+    log = str(tmp_path / "nohup.out")
+    assert {os.path.basename(f.spec.name) for f in run.pipeline.readers.values()} == {
+        "nohup.out",
+        "trainer_state.json",
+    }
+    loss = run.pipeline.store.get_series(log, None, "loss")
+    assert loss is not None and list(loss.values) == [2.482, 2.203, 1.99]  # as printed, each once
+    assert run.pipeline.store.step_records[RankKey(log, None)] == 3
+    assert {r.source for r in run.records} == {log}

@@ -48,8 +48,12 @@ class RunJoin:
     thread only: `from_log` and `from_file` each return what to deliver, in order, each record
     with whether it is a part of a step already delivered."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, late: bool = False) -> None:
         self.source = source
+        # Made after the log had given steps (a record file that appeared later, HF's first
+        # `checkpoint-N/trainer_state.json`): those steps went by unseen, so what a record file
+        # holds when it joins is not delivered (it would give them again); what it gains is.
+        self.late = late
         self.rank: int | None = None  # the rank of the text log's steps (the first it gave)
         self._rank_known = False
         self._given: OrderedDict[int, set[str]] = OrderedDict()  # step -> names delivered
