@@ -196,8 +196,11 @@ class RecordFeed:
     is_stream = False
     tail: FileTail | None = None  # not a tailed text file: no rotation copies to recognise
 
-    def __init__(self, spec: SourceSpec, reader: RecordReader, sink: BatchSink, state: SourceState) -> None:
+    def __init__(
+        self, spec: SourceSpec, reader: RecordReader, sink: BatchSink, state: SourceState, joined: bool = False
+    ) -> None:
         self.spec = spec
+        self.joined = joined  # its steps join a text log's (`RunJoin`)
         self.state = state
         self.reader = reader
         self._sink = sink
@@ -401,7 +404,8 @@ class Pipeline:
         state = self.store.source(label)
         if records is not None:
             join = self._run_join(spec)
-            feed = RecordFeed(spec, records, self._sink if join is None else self._file_sink(join, state), state)
+            sink = self._sink if join is None else self._file_sink(join, state)
+            feed = RecordFeed(spec, records, sink, state, joined=join is not None)
         else:
             name = spec.name  # a joined log's steps go one by one through its join, not in column blocks
             bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731
@@ -552,9 +556,18 @@ class Pipeline:
         stop = stop or self._stop
         self._start_watching()
         try:
+            self._joined_files_first()
             self._follow_loop(stop, until_inputs_end)
         finally:
             self._stop_watching()
+
+    def _joined_files_first(self) -> None:
+        """The record files joined to a text log, read to their end before the loop reads the
+        logs: a printed dict without its step then finds it (`RunJoin`), as `read_to_end` does."""
+        for feed in list(self.readers.values()):
+            if isinstance(feed, RecordFeed) and feed.joined:
+                while feed.pump() and not self._stop.is_set():
+                    pass
 
     def _follow_loop(self, stop: threading.Event, until_inputs_end: bool) -> None:
         longest = MAX_SLEEP_S if stop is self._stop else EXTERNAL_STOP_SLEEP_S

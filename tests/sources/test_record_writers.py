@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,23 @@ def test_hf_checkpoint_appearing_after_the_log_gave_its_steps_does_not_give_them
     assert loss is not None and list(loss.values) == [2.482, 2.203, 1.99]  # as printed, each once
     assert run.pipeline.store.step_records[RankKey(log, None)] == 3
     assert {r.source for r in run.records} == {log}
+
+
+def test_hf_run_directory_followed_gives_the_printed_dicts_their_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard's follow loop, started on a run directory, reads the joined record files
+    before the log, as `summary` does: the charts' x axis is the step, not the dict's order."""
+    hf_run(tmp_path, monkeypatch).close()
+    pipeline = Pipeline([str(tmp_path)])
+    pipeline.start()
+    try:
+        log = str(tmp_path / "nohup.out")
+        deadline = time.monotonic() + 20
+        while pipeline.store.latest.get(RankKey(log, None), {}).get("loss") != 1.9902 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        loss = pipeline.store.get_series(log, None, "loss")
+        assert loss is not None and list(loss.steps) == [10.0, 20.0, 30.0]
+        assert list(loss.values) == [2.4817, 2.2031, 1.9902]
+    finally:
+        pipeline.stop()
