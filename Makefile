@@ -14,6 +14,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The record-file writers the tests use (extra `writers`: torch CPU, lightning, transformers); only `make test`.
+WRITERS := $(VENV)/.writers
+$(WRITERS): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev,writers]'
+	touch $(WRITERS)
+
 demo: $(STAMP)
 	$(BIN)/trainwatch demo
 
@@ -26,8 +32,8 @@ test-deps:
 	else echo "make: no Chromium for tests/web: apt-get install chromium, or set TRAINWATCH_CHROMIUM" >&2; fi
 
 # The lint runs first: a layer crossed, a type error or an unformatted file fails CI (.ci/run runs `make test`).
-test: $(STAMP) test-deps lint
-	$(BIN)/python -m pytest -q
+test: $(STAMP) $(WRITERS) test-deps lint
+	TRAINWATCH_NEED_WRITERS=1 $(BIN)/python -m pytest -q
 
 # The loop while working: no slow test (pty, browser, real processes, bench-sized inputs), on two workers.
 test-fast: $(STAMP)

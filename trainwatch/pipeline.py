@@ -17,20 +17,23 @@ lines of known hot shapes into column blocks the store appends in one call per s
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.lines.sanitize import printable
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
-from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover
+from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover, run_log
 from trainwatch.sources.problems import Problem, ProblemKind
 from trainwatch.sources.reader import SourceReader
-from trainwatch.sources.records import RecordReader, reader_for
+from trainwatch.sources.records import RecordReader, is_mlflow_metrics, is_record_file, reader_for
+from trainwatch.sources.records.join import Joined, RunJoin
 from trainwatch.sources.records.tfevents import MISSING as TENSORBOARD_MISSING
 from trainwatch.sources.records.tfevents import EventFile
 from trainwatch.sources.records.tfevents import available as tensorboard_available
@@ -208,8 +211,11 @@ class RecordFeed:
     is_stream = False
     tail: FileTail | None = None  # not a tailed text file: no rotation copies to recognise
 
-    def __init__(self, spec: SourceSpec, reader: RecordReader, sink: BatchSink, state: SourceState) -> None:
+    def __init__(
+        self, spec: SourceSpec, reader: RecordReader, sink: BatchSink, state: SourceState, joined: bool = False
+    ) -> None:
         self.spec = spec
+        self.joined = joined  # its steps join a text log's (`RunJoin`)
         self.state = state
         self.reader = reader
         self._sink = sink
@@ -300,6 +306,10 @@ class Backfill:
             feed.close()
 
 
+def _is_record_spec(spec: SourceSpec) -> bool:
+    return spec.path is not None and not spec.stream and (is_record_file(spec.path) or is_mlflow_metrics(spec.path))
+
+
 class Pipeline:
     """Sources found from PATHs, read once (`read_to_end`) or followed (`follow`, `start`)."""
 
@@ -327,6 +337,7 @@ class Pipeline:
         self.schedule = Schedule(poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S)
         self.readers: dict[str, Feed] = {}
         self._said_tensorboard = False
+        self._joins: dict[str, RunJoin] = {}  # text log name -> the join of its run's record files
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -342,7 +353,8 @@ class Pipeline:
         self.problems: list[Problem] = []
         specs, problems = expand(self.paths, list(labels))
         self.problems += problems
-        for spec in specs:
+        # Text logs first: a record file joins the text log of its run (`_add`).
+        for spec in sorted(specs, key=_is_record_spec):
             self._add(spec)
             if spec.pattern:
                 self._patterns.add(spec.pattern)
@@ -385,6 +397,56 @@ class Pipeline:
         for sink in self._sinks:
             sink(batch)
 
+    def _joined(self, joined: list[Joined]) -> None:
+        """A run's records after its join, in order: new records, and parts of steps already
+        delivered (`Store.add_parts`), each run of one kind in one batch."""
+        for is_part, run in itertools.groupby(joined, key=itemgetter(1)):
+            batch = [record for record, _ in run]
+            if not is_part:
+                self._sink(batch)
+                continue
+            self.store.add_parts(batch)  # type: ignore[arg-type]  # (parts are steps)
+            for sink in self._sinks:
+                sink(batch)
+
+    def _log_sink(self, name: str) -> BatchSink:
+        def sink(batch: list[Record]) -> None:
+            join = self._joins.get(name)
+            if join is None:
+                self._sink(batch)
+            else:
+                self._joined(join.from_log(batch))
+
+        return sink
+
+    def _run_join(self, spec: SourceSpec) -> RunJoin | None:
+        """The join of the text log this record file belongs to (`discover.run_log`), if any."""
+        if spec.path is None:
+            return None
+        logs = {
+            feed.spec.path: feed
+            for feed in self.readers.values()
+            if isinstance(feed, SourceFeed) and feed.spec.path is not None and not feed.is_stream
+        }
+        log = run_log(spec.path, list(logs), spec.pattern)
+        if log is None:
+            return None
+        feed = logs[log]
+        join = self._joins.get(feed.spec.name)
+        if join is None:
+            # Steps the log gave before now went by unseen (in column blocks too): `RunJoin.late`.
+            late = any(key.source == feed.state.source for key in self.store.step_records)
+            join = self._joins[feed.spec.name] = RunJoin(feed.state.source, late=late)
+        return join
+
+    def _file_sink(self, join: RunJoin, state: SourceState) -> BatchSink:
+        def sink(batch: list[Record]) -> None:
+            if join.late and state.caught_up_monotonic is None:
+                return  # what the file held when it appeared: the log showed those steps already
+            self._joined(join.from_file(batch))
+
+        return sink
+
     def _add(self, spec: SourceSpec) -> Feed | None:
         if spec.name in self.readers:
             return None
@@ -398,9 +460,13 @@ class Pipeline:
             return None
         state = self.store.source(label)
         if records is not None:
-            feed = RecordFeed(spec, records, self._sink, state)
+            join = self._run_join(spec)
+            sink = self._sink if join is None else self._file_sink(join, state)
+            feed = RecordFeed(spec, records, sink, state, joined=join is not None)
         else:
-            feed = SourceFeed(spec, self._sink, state, self._wake.set, bulk_ok=lambda: not self._sinks)
+            name = spec.name  # a joined log's steps go one by one through its join, not in column blocks
+            bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731
+            feed = SourceFeed(spec, self._log_sink(name), state, self._wake.set, bulk_ok=bulk_ok)
         self.readers[spec.name] = feed
         if self._backfill is not None:  # a source found while the history is read: read it in both stores
             self._split(spec.name, feed, self._backfill)
@@ -521,6 +587,8 @@ class Pipeline:
         streams each record once, in order), nor with streams (they cannot be read twice)."""
         if self.window_bytes <= 0 or self._sinks or self._backfill is not None or not self.readers:
             return
+        if self._joins:  # a run's record files join its log's steps one by one: read it from the start
+            return
         feeds = list(self.readers.values())
         if any(feed.is_stream or feed.spec.path is None or feed.state.lines for feed in feeds):
             return
@@ -622,7 +690,8 @@ class Pipeline:
             if not any([feed.pump() for feed in streams]):
                 self._wake.wait(0.05)
                 self._wake.clear()
-        for feed in list(self.readers.values()):
+        # Record files first: a text log's step-less dicts then find their step (`RunJoin`).
+        for feed in sorted(self.readers.values(), key=lambda f: not isinstance(f, RecordFeed)):
             if feed.is_stream:
                 continue
             while feed.pump():
@@ -662,9 +731,18 @@ class Pipeline:
         self._begin_tail_first()
         self._start_watching()
         try:
+            self._joined_files_first()
             self._follow_loop(stop, until_inputs_end)
         finally:
             self._stop_watching()
+
+    def _joined_files_first(self) -> None:
+        """The record files joined to a text log, read to their end before the loop reads the
+        logs: a printed dict without its step then finds it (`RunJoin`), as `read_to_end` does."""
+        for feed in list(self.readers.values()):
+            if isinstance(feed, RecordFeed) and feed.joined:
+                while feed.pump() and not self._stop.is_set():
+                    pass
 
     def _follow_loop(self, stop: threading.Event, until_inputs_end: bool) -> None:
         longest = MAX_SLEEP_S if stop is self._stop else EXTERNAL_STOP_SLEEP_S

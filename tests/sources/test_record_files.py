@@ -73,7 +73,8 @@ def test_trainer_state_rewritten_at_each_checkpoint_gives_each_entry_once(tmp_pa
     state.save_to_json(ckpt / "trainer_state.json")
     run = Run(tmp_path)
     run.round()
-    assert run.steps("trainer_state.json") == [
+    # the run's record file, joined to its text log: its steps are the log's (sources/records/join.py)
+    assert run.steps("nohup.out") == [
         (1, {"loss": 2.5, "lr": 1e-4, "grad_norm": 1.5, "epoch": 0.5}),
         (2, {"loss": 2.25, "lr": 9e-5, "grad_norm": 1.25, "epoch": 1.0}),
     ]
@@ -84,8 +85,8 @@ def test_trainer_state_rewritten_at_each_checkpoint_gives_each_entry_once(tmp_pa
     ]
     state.save_to_json(ckpt / "trainer_state.json")
     run.round()
-    assert run.steps("trainer_state.json")[2:] == [
-        (2, {"eval_loss": 2.75, "eval_runtime": 0.5, "epoch": 1.0}),
+    assert run.steps("nohup.out")[2:] == [
+        (2, {"eval_loss": 2.75, "eval_runtime": 0.5}),  # step 2's epoch was given already
         (3, {"loss": 2.0, "lr": 8e-5, "epoch": 1.5}),
         # the run's closing averages are not one step's loss
         (4, {"train_runtime": 9.5, "train_loss": 2.3, "epoch": 2.0}),
@@ -256,13 +257,13 @@ def test_tfevents_followed_as_written_by_tensorboards_writer(tmp_path: Path, eve
     run.round()
     names = {os.path.basename(f.state.source) for f in run.pipeline.readers.values()}
     assert "nohup.out" in names and any(n.startswith("events.out.tfevents.") for n in names)
-    event_file = next(n for n in names if n.startswith("events.out.tfevents."))
-    assert run.steps(event_file) == [(1, {"loss": 2.5}), (1, {"lr": 0.5})]
+    # joined to the run's text log: the scalars of one step read together are one step
+    assert run.steps("nohup.out") == [(1, {"loss": 2.5, "lr": 0.5})]
     writer.add_event(scalar_event("eval/loss", 3.0, 2))
     writer.add_event(scalar_event("train/tokens per sec", 1000.0, 2, tensor=True))
     writer.flush()
     run.round()
-    assert run.steps(event_file)[2:] == [(2, {"eval_loss": 3.0}), (2, {"tokens_per_s": 1000.0})]
+    assert run.steps("nohup.out")[1:] == [(2, {"eval_loss": 3.0, "tokens_per_s": 1000.0})]
     writer.close()
 
 

@@ -223,3 +223,28 @@ def rediscover(pattern: str) -> list[str]:
     if os.path.isdir(pattern):
         return walk_logs(pattern)
     return sorted(m for m in glob.glob(pattern, recursive=True) if _regular_file(m))
+
+
+STDERR_NAMES = (".err", ".stderr", "stderr")
+
+
+def run_log(record_file: str, logs: list[str], root: str | None) -> str | None:
+    """The text log a record file belongs to: one run directory holds both. The log in the
+    record file's own directory, else in the nearest directory above it (HF writes
+    `runs/<date>/events.out.tfevents.*` and `checkpoint-N/trainer_state.json` under the directory
+    its `nohup.out` is in), not above `root` (the directory PATH it was found under). That
+    directory must hold one text log besides stderr files: several (a log per rank) are not
+    guessed between, the record file stays its own source."""
+    directory = os.path.dirname(os.path.abspath(record_file))
+    top = os.path.abspath(root) if root is not None and os.path.isdir(root) else directory
+    by_dir: dict[str, list[str]] = {}
+    for log in logs:
+        if not os.path.basename(log).lower().endswith(STDERR_NAMES):
+            by_dir.setdefault(os.path.dirname(os.path.abspath(log)), []).append(log)
+    while True:
+        here = by_dir.get(directory)
+        if here:
+            return here[0] if len(here) == 1 else None
+        if directory == top or not directory.startswith(top + os.sep):
+            return None
+        directory = os.path.dirname(directory)

@@ -272,6 +272,18 @@ class Store:
                     self._add(record)  # type: ignore[arg-type]
             self.version += 1
 
+    def add_parts(self, parts: Iterable[Step]) -> None:
+        """Metrics of steps already stored, arrived later from another file of the same run
+        (`sources/records/join.py`): their points and latest values, not another step (no
+        step count, no cadence observation: the step did not happen twice)."""
+        with self.lock:
+            for part in parts:
+                key = RankKey(part.source, part.rank, part.host)
+                t = _epoch(part.time) if part.time is not None else math.nan
+                self.records_added += 1
+                self._add_step(part, key, t, part_of_stored=True)
+            self.version += 1
+
     def add(self, record: Record) -> None:
         with self.lock:
             self._add(record)
@@ -341,8 +353,9 @@ class Store:
         elif isinstance(record, Profile):
             self.profiles.append(record)
 
-    def _add_step(self, record: Step, key: RankKey, t: float) -> None:
-        self.step_records[key] += 1
+    def _add_step(self, record: Step, key: RankKey, t: float, part_of_stored: bool = False) -> None:
+        if not part_of_stored:
+            self.step_records[key] += 1
         x = float(record.step) if record.step is not None else float(self.step_records[key])
         latest = self.latest.get(key)
         if latest is None:
@@ -361,9 +374,12 @@ class Store:
             latest[name] = value
         if record.step is not None:
             prev = self.latest_step.get(key)
-            if prev is None or record.step >= prev or record.step < prev - 1:
+            # (an older step is a relaunch's; a part of an older step is not)
+            if prev is None or record.step >= prev or (record.step < prev - 1 and not part_of_stored):
                 self.latest_step[key] = record.step
             self._note_attempt(key, record.attempt, record.step, record.step)
+        if part_of_stored:
+            return
         obs = self.observations.get(key)
         if obs is None:
             obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)

@@ -36,15 +36,24 @@ def available() -> bool:
     return True
 
 
+def _float32(value: Any) -> float:
+    """A float32 as the shortest decimal that reads back as it: the `1.9902` that was logged, not
+    `1.9902000427246094` (what a text log printing the same value shows, and what it is compared to)."""
+    import numpy
+
+    return float(str(numpy.float32(value)))
+
+
 def _scalar(value: Any) -> float | None:
     if value.HasField("simple_value"):
-        return float(value.simple_value)
+        return _float32(value.simple_value)
     if value.HasField("tensor"):
         from tensorboard.util import tensor_util
 
         array = tensor_util.make_ndarray(value.tensor)
         if array.size == 1 and array.dtype.kind in "fiu":
-            return float(array.reshape(()))
+            scalar = array.reshape(())
+            return _float32(scalar) if array.dtype.name == "float32" else float(scalar)
     return None
 
 
