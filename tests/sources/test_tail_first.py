@@ -174,3 +174,25 @@ def test_appends_while_the_history_is_read_are_kept_once(tmp_path: Path, monkeyp
     assert seen_while_backfilling  # the appends arrived while the history was being read
     plain = follow_until_read(log, 0)
     assert snapshot(pipeline.store) == snapshot(plain.store)
+
+
+def test_a_run_whose_record_file_joins_its_log_is_read_whole_and_once(tmp_path: Path) -> None:
+    """A text log bigger than the window with a metric JSON-lines file beside it: the record
+    file's steps join the log's (`RunJoin`), so the log is read from its start, never split into a
+    window and a history that would bypass the join and show each step twice."""
+    run = tmp_path / "run"
+    run.mkdir()
+    log = run / "train.log"
+    log.write_text("".join(f"step {i} loss {2.0 - i / 10000:.4f}\n" for i in range(1, 6001)))
+    assert window_start(str(log), WINDOW) > 0
+    (run / "metrics.jsonl").write_text(
+        "".join(f'{{"step": {i}, "loss": {2.0 - i / 10000:.4f}, "grad_norm": 1.5}}\n' for i in range(1, 6001, 1000))
+    )
+    tail_first = follow_until_read(run, WINDOW)
+    plain = follow_until_read(run, 0)
+    assert snapshot(tail_first.store) == snapshot(plain.store)
+    with plain.store.lock:
+        (key,) = [k for k in plain.store.step_records if k.source.endswith("train.log")]
+        assert plain.store.step_records[key] == 6000  # each step once, the record file's joined to it
+    grad_norm = plain.store.get_series(key.source, key.rank, "grad_norm")
+    assert grad_norm is not None and list(grad_norm.steps) == [1.0, 1001.0, 2001.0, 3001.0, 4001.0, 5001.0]
