@@ -84,3 +84,21 @@ def test_a_stall_is_not_judged_from_the_window_the_whole_file_is_read(
 def test_a_small_file_has_no_window(tmp_path: Path) -> None:
     log = _copy(SAMPLES / "mmengine__runner_cpu_healthy.log", tmp_path)
     assert not Pipeline([str(log)], window_bytes=log.stat().st_size).read_windows()
+
+
+def test_full_reads_the_history_a_nan_only_it_holds_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A NaN loss early in a run that then recovered and is still writing steps: the window
+    answers "running" (the present), `--full` reads every line and reports the NaN (exit 1)."""
+    log = tmp_path / "train.log"
+    lines = [f"step {i}/20000 loss {2.0 - i / 100000:.5f} lr 0.0001\n" for i in range(1, 12001)]
+    lines[50] = "step 51/20000 loss nan lr 0.0001\n"
+    log.write_text("".join(lines))
+    code, line = _whole(log)
+    assert code == 1 and line.startswith("nan: "), line
+    monkeypatch.setattr("trainwatch.pipeline.WINDOW_BYTES", WINDOW)
+    quick = CliRunner().invoke(main, ["check", str(log)])
+    assert quick.exit_code == 0 and quick.output.startswith("running: ")
+    full = CliRunner().invoke(main, ["check", "--full", str(log)])
+    assert (full.exit_code, full.output.strip()) == (code, line)

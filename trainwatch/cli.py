@@ -306,7 +306,13 @@ def compare(runs: tuple[str, ...], labels: tuple[str, ...], as_json: bool, poll:
     default=None,
     help="Seconds without a step that count as stalled (default: from the log's own cadence).",
 )
-def check(paths: tuple[str, ...], labels: tuple[str, ...], stall_after: float | None) -> None:
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Read every file from its start even when its last MBs decide the answer (a NaN that only the"
+    " older history holds then makes the exit code 1).",
+)
+def check(paths: tuple[str, ...], labels: tuple[str, ...], stall_after: float | None, full: bool) -> None:
     """Exit 0 if the run is running or finished, 1 if stalled, crashed or NaN, 3 if no training step is
     recognised (2: usage error); one line says why."""
     from trainwatch.diagnosis.check import check_line
@@ -315,7 +321,7 @@ def check(paths: tuple[str, ...], labels: tuple[str, ...], stall_after: float | 
     pipeline = _pipeline_for_reading(paths, labels)
     answer = None
     # A big log's end decides most answers (a crash, a finish, a fresh step): read it alone first.
-    if pipeline.read_windows():
+    if not full and pipeline.read_windows():
         answer = answer_from_window(pipeline.store, stall_after=stall_after)
         if answer is None:
             pipeline = _pipeline(paths, labels)  # (its problems were said above)
