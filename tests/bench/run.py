@@ -46,8 +46,7 @@ sys.path.insert(0, str(ROOT))
 import dashboard  # noqa: E402  (tests/bench/dashboard.py)
 import latency  # noqa: E402  (tests/bench/latency.py)
 import make_big_log  # noqa: E402
-
-REFERENCE = {"lnav_s": 4.5, "lnav_rss_mb": 495, "toolong_s": 25.0, "toolong_rss_mb": 1300}
+import references  # noqa: E402  (tests/bench/references.py: lnav and toolong, measured here)
 
 
 def row(what: str, value: float, unit: str, target: float | None, note: str = "") -> None:
@@ -60,9 +59,14 @@ def row(what: str, value: float, unit: str, target: float | None, note: str = ""
     print(f"  {what:<46} {value:10.2f} {unit:<5} target <= {target:.3g} {unit:<5} ratio {ratio:6.2f}  {verdict} {note}")
 
 
-def build_log(size_mb: int) -> Path:
+def bench_dir() -> Path:
     base = Path(os.environ.get("BENCH_DIR") or Path(tempfile.gettempdir()) / "trainwatch-bench")
     base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def build_log(size_mb: int) -> Path:
+    base = bench_dir()
     path = base / f"ds_megatron_{size_mb}MB.log"
     done = path.with_suffix(".done")
     if not (path.exists() and done.exists()):
@@ -102,9 +106,22 @@ def catchup(size_mb: int) -> None:
     ok = code in (0, 1) and out.lstrip().startswith(b"{")
     row("trainwatch summary --json: wall", wall, "s", 3 * grep_s if grep_s == grep_s else None, "(3x grep)")
     row("  throughput", size / 1e6 / wall, "MB/s", None)
-    row("  vs lnav indexing (reference 4.5 s)", wall, "s", REFERENCE["lnav_s"])
-    row("  vs toolong (reference 25 s)", wall, "s", REFERENCE["toolong_s"])
     row("trainwatch summary --json: peak RSS", rss, "MB", 200.0)
+    # The references, on the same file in this run (tests/bench/references.py says how).
+    lnav = references.lnav(path)
+    if isinstance(lnav, str):
+        print(f"  {lnav}")
+    else:
+        row("lnav -n, whole file indexed (lnav_file.lines)", lnav[0], "s", None, f"({lnav[2]:,} lines)")
+        row("  lnav peak RSS", lnav[1], "MB", None)
+        row("  trainwatch wall / lnav wall", wall / lnav[0], "x", None)
+    tl = references.toolong(path, bench_dir())
+    if isinstance(tl, str):
+        print(f"  {tl}")
+    else:
+        row("toolong line-break scan (LogFile API)", tl[0], "s", None, f"({tl[2]:,} breaks; no UI)")
+        row("  toolong peak RSS", tl[1], "MB", None)
+        row("  trainwatch wall / toolong wall", wall / tl[0], "x", None)
     if not ok:
         print(f"  !! summary exited {code} without JSON output")
     # What any parser written in Python pays before it parses anything, on the same file: the
