@@ -34,8 +34,9 @@ print(len(breaks))
 """
 
 
-def timed(cmd: list[str], timeout: float = 900) -> tuple[float, float, int, bytes]:
-    """Wall seconds, peak RSS (MB) of exactly this child (wait4), exit code, stdout."""
+def timed(cmd: list[str], timeout: float = 900) -> tuple[float, float, int, bytes, float]:
+    """Wall seconds, peak RSS (MB) of exactly this child (wait4), exit code, stdout, and its CPU
+    seconds (user + system: on a shared machine steadier than the wall time)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     chunks: list[bytes] = []
@@ -49,7 +50,8 @@ def timed(cmd: list[str], timeout: float = 900) -> tuple[float, float, int, byte
         killer.cancel()
     wall = time.monotonic() - t0
     reader.join()
-    return wall, usage.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status), b"".join(chunks)
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status), b"".join(chunks), cpu
 
 
 def lnav_binary() -> str | None:
@@ -68,7 +70,7 @@ def lnav(path: Path) -> tuple[float, float, int] | str:
     if binary is None:
         return "lnav: not installed"
     query = ";SELECT lines FROM lnav_file"
-    wall, rss, code, out = timed([binary, "-n", "-c", query, "-c", ":write-csv-to -", str(path)])
+    wall, rss, code, out, _cpu = timed([binary, "-n", "-c", query, "-c", ":write-csv-to -", str(path)])
     lines = out.split()[-1:] if code == 0 else []
     if not lines or not lines[0].isdigit():
         return f"lnav: exited {code} without a line count"
@@ -95,7 +97,7 @@ def toolong(path: Path, base: Path) -> tuple[float, float, int] | str:
     python = toolong_python(base)
     if isinstance(python, str):
         return python
-    wall, rss, code, out = timed([str(python), "-c", TOOLONG_SCAN, str(path)])
+    wall, rss, code, out, _cpu = timed([str(python), "-c", TOOLONG_SCAN, str(path)])
     if code != 0 or not out.strip().isdigit():
         return f"toolong: the scan exited {code}"
     return wall, rss, int(out)

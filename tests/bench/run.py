@@ -6,7 +6,9 @@
 
 Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
-   BENCH_MB megabytes (tests/bench/make_big_log.py); wall time and the child's peak RSS (wait4 rusage).
+   BENCH_MB megabytes (tests/bench/make_big_log.py); wall time, CPU time and the child's peak RSS
+   (wait4 rusage); then, on the same file, lnav indexing it headless and toolong's line-break scan
+   (tests/bench/references.py: installed on the way when possible, else skipped with a message).
 2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
    with a file growing 1000 lines/s, with inotify and with polling; then the real dashboard in a
    160x45 pseudo-terminal (tests/bench/dashboard.py): append-to-screen latency, its CPU on an idle
@@ -33,7 +35,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,10 @@ def row(what: str, value: float, unit: str, target: float | None, note: str = ""
     print(f"  {what:<46} {value:10.2f} {unit:<5} target <= {target:.3g} {unit:<5} ratio {ratio:6.2f}  {verdict} {note}")
 
 
+def load() -> float:
+    return os.getloadavg()[0]
+
+
 def bench_dir() -> Path:
     base = Path(os.environ.get("BENCH_DIR") or Path(tempfile.gettempdir()) / "trainwatch-bench")
     base.mkdir(parents=True, exist_ok=True)
@@ -77,18 +82,9 @@ def build_log(size_mb: int) -> Path:
     return path
 
 
-def timed_child(cmd: list[str]) -> tuple[float, float, int, bytes]:
-    """Wall seconds, peak RSS (MB) of exactly this child, exit code, stdout."""
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()))  # type: ignore[union-attr]
-    reader.start()
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - t0
-    reader.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode, b"".join(chunks)
+def timed_child(cmd: list[str]) -> tuple[float, float, int, bytes, float]:
+    """Wall seconds, peak RSS (MB) of exactly this child, exit code, stdout, CPU seconds."""
+    return references.timed(cmd)
 
 
 def catchup(size_mb: int) -> None:
@@ -102,10 +98,12 @@ def catchup(size_mb: int) -> None:
         grep_s = min(runs)
         row("grep -c iteration (best of 3)", grep_s, "s", None)
     tw = str(Path(sys.executable).with_name("trainwatch"))
-    wall, rss, code, out = timed_child([tw, "summary", "--json", str(path)])
+    wall, rss, code, out, cpu = timed_child([tw, "summary", "--json", str(path)])
     ok = code in (0, 1) and out.lstrip().startswith(b"{")
     row("trainwatch summary --json: wall", wall, "s", 3 * grep_s if grep_s == grep_s else None, "(3x grep)")
     row("  throughput", size / 1e6 / wall, "MB/s", None)
+    # Issue 16: at least 2x faster than the 60 s a GB took before (scaled to this log's size).
+    row("  vs before (60 s per GB, halved)", wall, "s", 30.0 * size / 2**30, f"(CPU {cpu:.1f} s; load {load():.2f})")
     row("trainwatch summary --json: peak RSS", rss, "MB", 200.0)
     # The references, on the same file in this run (tests/bench/references.py says how).
     lnav = references.lnav(path)
@@ -355,7 +353,7 @@ def viewer(size_mb: int, needle: str = "validation loss at iteration") -> None:
         runs = [timed_child([grep, "-c", "-F", needle, str(path)]) for _ in range(3)]
         grep_s, grep_n = min(r[0] for r in runs), int(runs[0][3] or b"-1")
         row(f"grep -c '{needle}' (best of 3)", grep_s, "s", None, f"({grep_n:,} lines)")
-    _wall, rss, code, out = timed_child([sys.executable, "-c", VIEWER_SCRIPT, str(path), needle])
+    _wall, rss, code, out, _cpu = timed_child([sys.executable, "-c", VIEWER_SCRIPT, str(path), needle])
     if code != 0:
         print(f"  !! the viewer script exited {code}")
         return
