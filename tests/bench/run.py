@@ -258,7 +258,7 @@ def scale(seconds: float, files: int = 256) -> None:
         time.sleep(seconds)
         idle = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
         polled.stop()
-        interval = polled.poll_interval
+        interval = polled.schedule.poll_interval
         row(
             f"CPU, {files} idle files [polling, {interval:g} s]",
             idle,
