@@ -6,7 +6,9 @@
 
 Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
-   BENCH_MB megabytes (tests/bench/make_big_log.py); wall time and the child's peak RSS (wait4 rusage).
+   BENCH_MB megabytes (tests/bench/make_big_log.py); wall time, CPU time and the child's peak RSS
+   (wait4 rusage); then, on the same file, lnav indexing it headless and toolong's line-break scan
+   (tests/bench/references.py: installed on the way when possible, else skipped with a message).
 2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
    with a file growing 1000 lines/s, with inotify and with polling; then the real dashboard in a
    160x45 pseudo-terminal (tests/bench/dashboard.py): append-to-screen latency, its CPU on an idle
@@ -39,7 +41,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,7 @@ sys.path.insert(0, str(ROOT))
 import dashboard  # noqa: E402  (tests/bench/dashboard.py)
 import latency  # noqa: E402  (tests/bench/latency.py)
 import make_big_log  # noqa: E402
-
-REFERENCE = {"lnav_s": 4.5, "lnav_rss_mb": 495, "toolong_s": 25.0, "toolong_rss_mb": 1300}
+import references  # noqa: E402  (tests/bench/references.py: lnav and toolong, measured here)
 
 
 def row(what: str, value: float, unit: str, target: float | None, note: str = "") -> None:
@@ -66,9 +66,18 @@ def row(what: str, value: float, unit: str, target: float | None, note: str = ""
     print(f"  {what:<46} {value:10.2f} {unit:<5} target <= {target:.3g} {unit:<5} ratio {ratio:6.2f}  {verdict} {note}")
 
 
-def build_log(size_mb: int) -> Path:
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def bench_dir() -> Path:
     base = Path(os.environ.get("BENCH_DIR") or Path(tempfile.gettempdir()) / "trainwatch-bench")
     base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def build_log(size_mb: int) -> Path:
+    base = bench_dir()
     path = base / f"ds_megatron_{size_mb}MB_v2.log"  # v2: every step counter continues (no false restart)
     done = path.with_suffix(".done")
     if not (path.exists() and done.exists()):
@@ -79,18 +88,9 @@ def build_log(size_mb: int) -> Path:
     return path
 
 
-def timed_child(cmd: list[str]) -> tuple[float, float, int, bytes]:
-    """Wall seconds, peak RSS (MB) of exactly this child, exit code, stdout."""
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()))  # type: ignore[union-attr]
-    reader.start()
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - t0
-    reader.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode, b"".join(chunks)
+def timed_child(cmd: list[str]) -> tuple[float, float, int, bytes, float]:
+    """Wall seconds, peak RSS (MB) of exactly this child, exit code, stdout, CPU seconds."""
+    return references.timed(cmd)
 
 
 def catchup(size_mb: int) -> None:
@@ -104,13 +104,28 @@ def catchup(size_mb: int) -> None:
         grep_s = min(runs)
         row("grep -c iteration (best of 3)", grep_s, "s", None)
     tw = str(Path(sys.executable).with_name("trainwatch"))
-    wall, rss, code, out = timed_child([tw, "summary", "--json", str(path)])
+    wall, rss, code, out, cpu = timed_child([tw, "summary", "--json", str(path)])
     ok = code in (0, 1) and out.lstrip().startswith(b"{")
     row("trainwatch summary --json: wall", wall, "s", 3 * grep_s if grep_s == grep_s else None, "(3x grep)")
     row("  throughput", size / 1e6 / wall, "MB/s", None)
-    row("  vs lnav indexing (reference 4.5 s)", wall, "s", REFERENCE["lnav_s"])
-    row("  vs toolong (reference 25 s)", wall, "s", REFERENCE["toolong_s"])
+    # Issue 16: at least 2x faster than the 60 s a GB took before (scaled to this log's size).
+    row("  vs before (60 s per GB, halved)", wall, "s", 30.0 * size / 2**30, f"(CPU {cpu:.1f} s; load {load():.2f})")
     row("trainwatch summary --json: peak RSS", rss, "MB", 200.0)
+    # The references, on the same file in this run (tests/bench/references.py says how).
+    lnav = references.lnav(path)
+    if isinstance(lnav, str):
+        print(f"  {lnav}")
+    else:
+        row("lnav -n, whole file indexed (lnav_file.lines)", lnav[0], "s", None, f"({lnav[2]:,} lines)")
+        row("  lnav peak RSS", lnav[1], "MB", None)
+        row("  trainwatch wall / lnav wall", wall / lnav[0], "x", None)
+    tl = references.toolong(path, bench_dir())
+    if isinstance(tl, str):
+        print(f"  {tl}")
+    else:
+        row("toolong line-break scan (LogFile API)", tl[0], "s", None, f"({tl[2]:,} breaks; no UI)")
+        row("  toolong peak RSS", tl[1], "MB", None)
+        row("  trainwatch wall / toolong wall", wall / tl[0], "x", None)
     if not ok:
         print(f"  !! summary exited {code} without JSON output")
     # What any parser written in Python pays before it parses anything, on the same file: the
@@ -249,7 +264,7 @@ def scale(seconds: float, files: int = 256) -> None:
         time.sleep(seconds)
         idle = 100 * (time.process_time() - c0) / (time.monotonic() - w0)
         polled.stop()
-        interval = polled.poll_interval
+        interval = polled.schedule.poll_interval
         row(
             f"CPU, {files} idle files [polling, {interval:g} s]",
             idle,
@@ -344,7 +359,7 @@ def viewer(size_mb: int, needle: str = "validation loss at iteration") -> None:
         runs = [timed_child([grep, "-c", "-F", needle, str(path)]) for _ in range(3)]
         grep_s, grep_n = min(r[0] for r in runs), int(runs[0][3] or b"-1")
         row(f"grep -c '{needle}' (best of 3)", grep_s, "s", None, f"({grep_n:,} lines)")
-    _wall, rss, code, out = timed_child([sys.executable, "-c", VIEWER_SCRIPT, str(path), needle])
+    _wall, rss, code, out, _cpu = timed_child([sys.executable, "-c", VIEWER_SCRIPT, str(path), needle])
     if code != 0:
         print(f"  !! the viewer script exited {code}")
         return

@@ -392,3 +392,31 @@ def test_a_run_ending_in_a_step_line_leaves_that_step_open(monkeypatch: pytest.M
     assert bulk == _records_to_store(texts, False)
     steps = next(iter(bulk["store"]["step_records"].values()))
     assert steps == 3 + 29  # each `step=N` line merged into its iteration's record (not 3 + 29 + 9)
+
+
+@pytest.mark.parametrize("lr", ["7.5e-08", "1.5e-06"], ids=["same-lr-merged", "other-lr-apart"])
+def test_an_iteration_line_after_deepspeeds_step_line_stays_in_bulk(lr: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 004's order: DeepSpeed's `step=N` and timer.py lines (per line: they start with a
+    timestamp), then Megatron's `iteration N`. With the same lr the iteration merges into the
+    pending step; with another lr it is a step of its own (the pending one goes out first).
+    Either way, as on the per-line path, and the iteration line is not handed back to it."""
+    monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
+    texts = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
+    for k in range(1, 30):
+        texts += [DS_LINE] * 4
+        texts.append(STEP_LINE.replace("step=100", f"step={100 * k}").replace("1.5e-06", lr))
+        texts.append(THROUGHPUT_LINE.replace("0/100", f"0/{100 * k}"))
+        texts += [ITER_LINE.replace(" 5/", f" {100 * k}/"), TIMERS_LINE]
+    per_line: list[str] = []
+    original = catchup.CatchUp._fallback
+
+    def spy(self: catchup.CatchUp, no: int, text: str, *, learn: bool) -> None:
+        per_line.append(text)
+        original(self, no, text, learn=learn)
+
+    monkeypatch.setattr(catchup.CatchUp, "_fallback", spy)
+    bulk = _records_to_store(texts, True)
+    assert bulk == _records_to_store(texts, False)
+    assert not [t for t in per_line[10:] if " iteration " in t]
+    steps = next(iter(bulk["store"]["step_records"].values()))
+    assert steps == 3 + 29 * (1 if lr == "7.5e-08" else 2)

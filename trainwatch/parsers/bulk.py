@@ -23,8 +23,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress, repeat
-from operator import is_
 from typing import TYPE_CHECKING, Literal
 
 from trainwatch.numbers import ms_to_s
@@ -153,16 +151,19 @@ SECONDS_CACHE = 1 << 16
 
 
 def _seconds(texts: Sequence[str]) -> list[float]:
-    out: list[float | None] = list(map(_SECONDS.get, texts))
-    if None in out:
-        if len(_SECONDS) >= SECONDS_CACHE:
-            _SECONDS.clear()
-        for i in compress(range(len(out)), map(is_, out, repeat(None))):
-            value = _SECONDS.get(texts[i])
-            if value is None:
-                value = _SECONDS[texts[i]] = ms_to_s(float(texts[i]))
-            out[i] = value
-    return out  # type: ignore[return-value]
+    try:  # every text seen before (the usual case): one C-level pass, no test per value
+        return list(map(_SECONDS.__getitem__, texts))
+    except KeyError:
+        pass
+    if len(_SECONDS) >= SECONDS_CACHE:
+        _SECONDS.clear()
+    out: list[float] = []
+    for text in texts:
+        value = _SECONDS.get(text)
+        if value is None:
+            value = _SECONDS[text] = ms_to_s(float(text))
+        out.append(value)
+    return out
 
 
 def _value(raw: str, in_ms: bool) -> float:

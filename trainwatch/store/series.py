@@ -89,13 +89,30 @@ def _keep_min_max(values: array[float], half: int) -> list[int]:
     maximum, in order; NaNs are skipped, an all-NaN group keeps its ends."""
     keep: list[int] = []  # indices kept, in order
     # Groups of four as tuples (C-level strided slices): the per-group work is a few
-    # comparisons, since compaction touches two points per point appended.
+    # comparisons, since compaction touches two points per point appended. Without NaN, the
+    # first minimum (maximum) is found by plain comparisons: the same index as
+    # `g.index(min(g))`, without four calls per group (compaction was a fifth of a catch-up).
     groups = zip(values[0:half:4], values[1:half:4], values[2:half:4], values[3:half:4], strict=True)
-    for i, g in zip(range(0, half, 4), groups, strict=True):
-        a, b, c, d = g
+    i = -4
+    for a, b, c, d in groups:
+        i += 4
         if a == a and b == b and c == c and d == d:  # no NaN: the first min and the first max
-            lo, hi = g.index(min(g)), g.index(max(g))
+            lo, m = 0, a
+            if b < m:
+                lo, m = 1, b
+            if c < m:
+                lo, m = 2, c
+            if d < m:
+                lo = 3
+            hi, m = 0, a
+            if b > m:
+                hi, m = 1, b
+            if c > m:
+                hi, m = 2, c
+            if d > m:
+                hi = 3
         else:
+            g = (a, b, c, d)
             finite = [j for j in range(4) if not math.isnan(g[j])]
             if not finite:
                 keep += (i, i + 3)

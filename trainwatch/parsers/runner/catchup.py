@@ -241,8 +241,8 @@ class CatchUp:
         if rank is None:
             return False
         if self._merger.pending is not None:
-            if self._merger.continues(rank, step):
-                return False  # merged with the previous line's step: per line
+            if self._merger.continues(rank, step) and self._merged(template, rank, step, groups):
+                return True
             self._flush_pending()
         elif self._held is not None:
             held = self._held
@@ -251,6 +251,17 @@ class CatchUp:
             self._flush_held()
         template.on_line(groups)
         self._held = (template, rank, step, groups, no)
+        return True
+
+    def _merged(self, template: BulkTemplate, rank: int, step: int, groups: tuple[str, ...]) -> bool:
+        """A step row reporting the pending step (Megatron's `iteration N` after DeepSpeed's
+        `step=N` and timer lines), as the per-line path's `step()` takes it: merged into the
+        pending step (True), or, when a value differs ("apart": another report of that step),
+        nothing done (False: the caller flushes the pending step and holds this row, as
+        `step()` does). The line has no timestamp: a template's line never starts with one."""
+        if self._merger.merge(rank, step, None, template.metrics(groups), None) != "merged":
+            return False
+        template.on_line(groups)
         return True
 
     def _flush_held(self) -> None:
