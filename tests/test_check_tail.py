@@ -69,14 +69,30 @@ def test_a_total_printed_only_at_the_start_needs_the_whole_file(
     assert _cli(log, window, monkeypatch) == (code, line)
 
 
-def test_a_stall_is_not_judged_from_the_window_the_whole_file_is_read(
+def test_a_stall_towards_a_total_in_view_is_answered_from_the_window(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Seed 004 prints `iteration N/ 1000000` on every step: the window sees the total is far, so a
+    quiet file is a stall, not a finish, with the whole read's words."""
     log = _copy(seed("004"), tmp_path)  # Megatron, last step long ago, no end marker
     old = log.stat().st_mtime - 3600
     os.utime(log, (old, old))
     code, line = _whole(log)
     assert code == 1 and line.startswith("stalled: log ends at step 23000"), line
+    assert _window(log, WINDOW) == (code, line)
+    assert _cli(log, WINDOW, monkeypatch) == (code, line)
+
+
+def test_a_stall_without_the_total_in_view_reads_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loop that printed its length once, at the start: a quiet file may have reached it."""
+    log = tmp_path / "train.log"
+    lines = ["max_iters = 12000\n"] + [f"step {i} loss {2.0 - i / 100000:.5f} lr 0.0001\n" for i in range(1, 12001)]
+    log.write_text("".join(lines))
+    old = log.stat().st_mtime - 3 * 3600
+    os.utime(log, (old, old))
+    code, line = _whole(log)
     assert _window(log, WINDOW) is None
     assert _cli(log, WINDOW, monkeypatch) == (code, line)
 
