@@ -28,7 +28,8 @@ Figures (all measured in this run, on this machine):
    runs them, polled every 10 ms), reading the tail window first, next to the same child reading
    from byte 0 (the reference); the real dashboard in a 160x45 pty (tests/bench/dashboard.py):
    start until its header shows `step N` for the file's last step; and `trainwatch check`'s wall
-   time, next to a check that reads the whole file.
+   time (the log's own timestamps end long ago: a stall short of the total), next to a check that
+   reads the whole file, and on the same file with a traceback appended (then cut off again).
 The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
 """
 
@@ -78,7 +79,7 @@ def bench_dir() -> Path:
 
 def build_log(size_mb: int) -> Path:
     base = bench_dir()
-    path = base / f"ds_megatron_{size_mb}MB_v2.log"  # v2: every step counter continues (no false restart)
+    path = base / f"ds_megatron_{size_mb}MB_v3.log"  # v3: every step counter continues, the total is never reached
     done = path.with_suffix(".done")
     if not (path.exists() and done.exists()):
         t0 = time.monotonic()
@@ -396,6 +397,14 @@ sys.stdout.flush()
 os._exit(0)
 """
 
+CRASH = b"""Traceback (most recent call last):
+  File "pretrain_gpt2.py", line 159, in <module>
+    pretrain(train_valid_test_datasets_provider, model_provider, forward_step)
+  File "/workspace/megatron/training.py", line 98, in pretrain
+    iteration = train(forward_step_func, model, optimizer, lr_scheduler)
+RuntimeError: CUDA error: an illegal memory access was encountered
+"""
+
 CHECK_WHOLE = """
 import sys
 import trainwatch.pipeline
@@ -423,7 +432,7 @@ def truth(size_mb: int) -> None:
     py = sys.executable
     shown: dict[int, float] = {}
     for window in (WINDOW_BYTES, 0):
-        wall, _rss, code, out = timed_child([py, "-c", TRUTH_SCRIPT, str(path), str(window), str(want)])
+        wall, _rss, code, out, _cpu = timed_child([py, "-c", TRUTH_SCRIPT, str(path), str(window), str(want)])
         got = json.loads(out) if code == 0 and out.strip() else {}
         shown[window] = wall
         what = f"tail first ({WINDOW_BYTES >> 20} MB window)" if window else "reference: plain read from byte 0"
@@ -433,10 +442,20 @@ def truth(size_mb: int) -> None:
     note = f"(the real dashboard in a 160x45 pty; 'history N%' on screen: {got['history_on_screen']})"
     row(f"step {want:,} on the dashboard's screen", got["shown_s"], "s", 2.0, note)
     tw = str(Path(sys.executable).with_name("trainwatch"))
-    wall, _rss, code, out = timed_child([tw, "check", str(path)])
+    wall, _rss, code, out, _cpu = timed_child([tw, "check", str(path)])
     row("trainwatch check (tail window first)", wall, "s", 2.0, f"exit {code}: {out.decode()[:60].strip()}")
-    wall, _rss, code, out = timed_child([py, "-c", CHECK_WHOLE, str(path)])
+    wall, _rss, code, out, _cpu = timed_child([py, "-c", CHECK_WHOLE, str(path)])
     row("  reference: check reading the whole file", wall, "s", None, f"exit {code}: {out.decode()[:60].strip()}")
+    # The same run, killed: a traceback at the end (appended, then cut off again: the file is cached).
+    size, stat = path.stat().st_size, path.stat()
+    try:
+        with path.open("ab") as f:
+            f.write(CRASH)
+        wall, _rss, code, out, _cpu = timed_child([tw, "check", str(path)])
+        row("trainwatch check, a traceback at the end", wall, "s", 2.0, f"exit {code}: {out.decode()[:60].strip()}")
+    finally:
+        os.truncate(path, size)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
 def main() -> None:
