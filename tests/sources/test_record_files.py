@@ -14,33 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from record_run import Run
 
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import Step
 from trainwatch.sources.problems import ProblemKind
 from trainwatch.sources.records import tfevents
-from trainwatch.sources.schedule import ROUND_BUDGET
-
-
-class Run:
-    """A pipeline over PATHs, and the steps its sinks got, per file name."""
-
-    def __init__(self, *paths: Path) -> None:
-        self.records: list[Any] = []
-        self.pipeline = Pipeline([str(p) for p in paths], sink=self.records.extend)
-
-    def round(self) -> None:
-        """One round of the follow loop, new files picked up as the loop does."""
-        self.pipeline._rediscover()
-        while any([feed.pump(ROUND_BUDGET) for feed in self.pipeline.readers.values()]):
-            pass
-
-    def steps(self, name: str) -> list[tuple[int | None, dict[str, float]]]:
-        return [
-            (r.step, dict(r.metrics))
-            for r in self.records
-            if isinstance(r, Step) and os.path.basename(r.source) == name
-        ]
 
 
 # ------------------------------------------------------------------ HF trainer_state.json

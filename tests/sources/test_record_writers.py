@@ -11,39 +11,16 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 from real_writers import HfRun, csv_logger, need, summary_writer
+from record_run import Run
 
 from trainwatch.pipeline import Pipeline
-from trainwatch.records import Step
-from trainwatch.sources.schedule import ROUND_BUDGET
 from trainwatch.store.store import RankKey
 
 # The frameworks' own writers: importing them (torch, lightning) takes seconds.
 pytestmark = pytest.mark.slow
-
-
-class Run:
-    """A pipeline over PATHs, and the steps its sinks got."""
-
-    def __init__(self, *paths: Path) -> None:
-        self.records: list[Any] = []
-        self.pipeline = Pipeline([str(p) for p in paths], sink=self.records.extend)
-
-    def round(self) -> None:
-        """One round of the follow loop, new files picked up as the loop does."""
-        self.pipeline._rediscover()
-        while any([feed.pump(ROUND_BUDGET) for feed in self.pipeline.readers.values()]):
-            pass
-
-    def steps(self, name: str | None = None) -> list[tuple[int | None, dict[str, float]]]:
-        return [
-            (r.step, dict(r.metrics))
-            for r in self.records
-            if isinstance(r, Step) and (name is None or os.path.basename(r.source) == name)
-        ]
 
 
 # ------------------------------------------------------------------ each writer alone, growing
