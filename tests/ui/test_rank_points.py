@@ -30,12 +30,14 @@ def test_folded_band_equals_the_band_of_every_rank_as_the_ranks_grow() -> None:
     for columns in (30, 7, 120):
         assert_same_band(rank_band(traces, columns, points=points), rank_band(traces, columns))
     assert points.folds == 300  # a new width: nothing folded again
-    for step in range(301, 311):  # every rank logs ten more steps
-        for t in traces:
-            t.xs.append(step)
-            t.ys.append(rng.uniform(1, 3))
+    for step in range(301, 311):  # every rank logs ten more steps, some ranks a step ahead of the others
+        for r, t in enumerate(traces):
+            for ahead in (step, step + 1) if step == 310 or r % 3 else (step,):
+                if ahead > t.xs[-1]:
+                    t.xs.append(ahead)
+                    t.ys.append(rng.uniform(1, 3))
         assert_same_band(rank_band(traces, 30, points=points), rank_band(traces, 30))
-    assert points.folds == 310  # only the new points were folded
+    assert points.folds == 311  # only the new points were folded
 
 
 def test_a_changed_point_or_a_rank_off_the_shared_steps_is_reduced_as_it_is_now() -> None:

@@ -118,9 +118,9 @@ def rank_band(
     count = [0] * columns
     rest = traces
     if points is not None and not positive_only:
-        group = points.shared(traces)
-        if group and points.fold(group):
-            points.reduce(group[0].xs, len(group), bounds, low, high, total, count)
+        group, shared = points.shared(traces)
+        if group and points.fold(group, shared):
+            points.reduce(group, bounds, low, high, total, count)
             folded = {id(t) for t in group}
             rest = [t for t in traces if id(t) not in folded]
     for t in rest:
