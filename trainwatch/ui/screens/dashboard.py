@@ -27,7 +27,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from trainwatch.diagnosis.findings import Finding
 from trainwatch.diagnosis.judge import NOT_JUDGED, Judgement
-from trainwatch.diagnosis.progress import progress
+from trainwatch.diagnosis.progress import NO_PROGRESS, Progress, progress
 from trainwatch.store.store import Store
 from trainwatch.ui import data
 from trainwatch.ui.judging import Judging
@@ -71,6 +71,8 @@ class DashboardScreen(Screen[None]):
         self._charted: list[str] | None = None  # the metrics _ensure_charts last laid out
         self._draw_cost = self._drawn = 0.0  # the charts' share of a charts redraw, the last time
         self._ready = False
+        self._header_key: tuple[int, int, int] | None = None  # what the header's record-derived parts were taken at
+        self._header_data: tuple[list[int], dict[str, list[int]], Progress] = ([], {}, NO_PROGRESS)
 
     @property
     def twapp(self) -> TrainwatchApp:
@@ -293,15 +295,22 @@ class DashboardScreen(Screen[None]):
                 self.query_one(FindingsList).redraw(self.view(False))
 
     def _update_header(self) -> None:
+        """Each second (the ages move) and on news: what depends on the records alone (ranks,
+        nodes, progress) is taken again only when the store or the ranks seen changed, so an
+        idle dashboard on 256 files does not go over every rank each second."""
         with self.store.lock:
             sources = list(self.store.sources.values())
-            # ranks with records, and ranks the log names as members (torchrun barrier lines...)
-            ranks = sorted(self.store.ranks.union(*(st.ranks_seen for st in sources)))
-            hosts = data.ranks_by_host(self.store)
+            key = (self.store.version, len(sources), sum(len(st.ranks_seen) for st in sources))
+            if self._header_key != key:
+                # ranks with records, and ranks the log names as members (torchrun barrier lines...)
+                ranks = sorted(self.store.ranks.union(*(st.ranks_seen for st in sources)))
+                self._header_data = (ranks, data.ranks_by_host(self.store), progress(self.store))
+                self._header_key = key
+        ranks, hosts, prog = self._header_data
         now = self.twapp.clock.wall()
         self.query_one(RunHeader).show(
             source_line(sources, now, ranks, hosts),
-            progress_line(self.verdict, progress(self.store), now),
+            progress_line(self.verdict, prog, now),
             findings_text(list(self.findings)),
         )
 

@@ -7,6 +7,7 @@ The data is reduced to min/max per terminal column before plotext sees it (plote
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -30,6 +31,7 @@ from trainwatch.ui.data import (
     title_for,
 )
 from trainwatch.ui.data.labels import fit_labels
+from trainwatch.ui.data.rank_points import RankPoints
 from trainwatch.ui.data.runs import SEEN, STEP, WALL, RunTrace, run_traces, runs_version
 from trainwatch.ui.data.yrange import Outlier, robust_range
 from trainwatch.ui.format import fmt_num
@@ -69,10 +71,12 @@ def render_chart(
     marks: list[float] | None = None,
     x_label: str = "",
     off_scale: list[Outlier] | None = None,
+    points: RankPoints | None = None,
 ) -> Text:
     """The plot (without legend) as Text, `height` lines of `width` cells. The y scale is
     `robust_range`'s: points it leaves out are drawn as ▲/▼ at the edge and, with `off_scale`
-    given, appended to it (real values, for the legend)."""
+    given, appended to it (real values, for the legend). `points`: the chart's ranks folded
+    per point, kept between redraws (`rank_band`)."""
     width, height = max(width, 20), max(height, 4)
     plot_columns = max(8, width - 10)  # y tick labels and frame take ~10 columns
     fig = plt.figure
@@ -80,7 +84,7 @@ def render_chart(
     fig.theme("simple")
     fig.plot_size(width, height)
     # Reduce every series first, then scale (`robust_range`), then draw clamped to the scale.
-    jobs = chart_lines(traces, plot_columns, name=name, options=options)
+    jobs = chart_lines(traces, plot_columns, name=name, options=options, points=points)
 
     def draw(job: Line) -> None:
         """One reduced series: its line (or its EMA over a grey min/max envelope); a band's edge
@@ -131,8 +135,7 @@ def render_chart(
             ys = nice_ticks(y_lo, y_hi, 4)
             if ys:
                 fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
-    lo = min(min(t.xs) for t in traces if len(t.xs))
-    hi = max(max(t.xs) for t in traces if len(t.xs))
+    lo, hi = x_bounds(traces)
     if hi <= lo:  # a single step: plotext would invent a 0..1 range with odd labels
         pad = max(1.0, abs(lo) * 0.05)
         fig.ruler(0).lim(lo - pad, hi + pad)
@@ -144,6 +147,23 @@ def render_chart(
     if x_label:
         fig.label(x_label)
     return Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")
+
+
+def x_bounds(traces: Sequence[Trace]) -> tuple[float, float]:
+    """The lowest and highest x of the traces that have points. Ranks that log the same steps
+    share one x array: each distinct array is scanned once (256 per-rank files: one scan)."""
+    seen: set[bytes] = set()
+    scanned = []
+    for t in traces:
+        if not len(t.xs):
+            continue
+        if isinstance(t.xs, array):
+            key = t.xs.tobytes()
+            if key in seen:
+                continue
+            seen.add(key)
+        scanned.append(t.xs)
+    return min(min(xs) for xs in scanned), max(max(xs) for xs in scanned)
 
 
 @dataclass
@@ -161,7 +181,9 @@ class Line:
     along: bool = False
 
 
-def chart_lines(traces: Sequence[Trace], columns: int, *, name: str, options: ChartOptions) -> list[Line]:
+def chart_lines(
+    traces: Sequence[Trace], columns: int, *, name: str, options: ChartOptions, points: RankPoints | None = None
+) -> list[Line]:
     """Every series of a chart reduced to `columns` (log10 on a log scale), in drawing order.
 
     Ranks beyond `MAX_RANK_LINES` are one grey band plus the outermost ranks; a compare run
@@ -178,8 +200,8 @@ def chart_lines(traces: Sequence[Trace], columns: int, *, name: str, options: Ch
             b.mean_y = [math.log10(v) for v in b.mean_y]
         out.append(line)
 
-    def add_band(ranks: Sequence[Trace], i: int, edge: str) -> None:
-        band = rank_band(ranks, columns, positive_only=options.log_y)
+    def add_band(ranks: Sequence[Trace], i: int, edge: str, folded: RankPoints | None = None) -> None:
+        band = rank_band(ranks, columns, positive_only=options.log_y, points=folded)
         if band.xs:
             for low_high in (band.low, band.high):
                 add(Line(Buckets(band.xs, low_high, band.xs, low_high, band.counts), i, edge=edge))
@@ -189,7 +211,7 @@ def chart_lines(traces: Sequence[Trace], columns: int, *, name: str, options: Ch
         return downsample(trace.xs, trace.ys, columns, positive_only=options.log_y)
 
     if len(traces) > MAX_RANK_LINES and not _runs(traces):  # every rank in one band, the outermost on their own
-        add_band(traces, 0, "grey")
+        add_band(traces, 0, "grey", points)
         for i, (_why, trace) in enumerate(band_outliers(traces), 1):
             add(Line(reduced(trace), i, smooth))
         return out
@@ -342,6 +364,7 @@ class Chart(Widget):
         self._legend: Text = Text()
         self._inputs: _Inputs | None = None
         self._drawn_size: tuple[int, int] = (0, 0)
+        self._points = RankPoints()  # its ranks folded per point, between redraws (256 per-rank files)
         self.border_title = title_for(metric)
         self.renders = 0  # how many times the plot was rebuilt (tests: no redraw when idle)
 
@@ -429,6 +452,7 @@ class Chart(Widget):
                 marks=inputs.marks,
                 x_label=inputs.x_label,
                 off_scale=off,
+                points=self._points,
             )
         except Exception as exc:  # a plotting corner case must not take the dashboard down
             self._plot = Text(printable(f"cannot draw this chart: {exc.__class__.__name__}: {exc}"), style="dim")
