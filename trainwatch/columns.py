@@ -3,7 +3,9 @@
 The parsers' catch-up path (`parsers/bulk.py`, `parsers/runner/catchup.py`) fills them and the
 store appends them in one call per series; like `records.py`, this module imports neither side.
 A block's rows keep line order per (rank, shape); the shapes are the parsers' line templates,
-seen here only through `RowShape`.
+seen here only through `RowShape`. A `Step` record the per-line path emits while a block is open
+(DeepSpeed's timestamped `step=N` line, merged with its timer and iteration lines) may join the
+block as a row of its own (`ColumnBlock.take_step`) instead of closing it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+
+class StepRecord(Protocol):
+    """What a block needs of a `records.Step` (a sibling module: not imported)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def rank(self) -> int | None: ...
+    @property
+    def step(self) -> int | None: ...
+    @property
+    def time(self) -> str | None: ...
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def attempt(self) -> int: ...
 
 
 class RowShape(Protocol):
@@ -43,6 +64,7 @@ class ColumnGroup:
     steps: list[int | None] = field(default_factory=list)
     rows: list[tuple[str, ...]] = field(default_factory=list)  # rows added one by one, not yet converted
     rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
+    time: str | None = None  # the log time of a record row (`RecordShape`); template rows have none
     _values: list[list[float]] = field(default_factory=list)
 
     def add_texts(self, raw: Mapping[int, Sequence[str]]) -> None:
@@ -76,6 +98,18 @@ class ColumnGroup:
         return len(self.steps)
 
 
+@dataclass(frozen=True, eq=False)
+class RecordShape:
+    """The shape of one `Step` record taken into a block: its metric names, values given."""
+
+    names: tuple[str, ...]
+    kind: str = "step"
+    needed: tuple[int, ...] = ()
+
+    def columns(self, raw: Mapping[int, Sequence[str]]) -> list[list[float]]:
+        raise TypeError("a record row has its values already")
+
+
 class ColumnBlock:
     """Records of hot lines in columns, in line order per (rank, template): what a run of
     `Phases`/`Step` records would add to the store, added in one call per series.
@@ -107,6 +141,29 @@ class ColumnBlock:
             self._series_of[(rank, kind, name)] = template
         g = self.groups[(rank, template)] = ColumnGroup(rank, template, self.rows)
         return g
+
+    def take_step(self, record: StepRecord) -> bool:
+        """Add `record` as a row at this point of the block, if the store can take it in columns:
+        a step of a known rank of this source and attempt, no `total_steps`, no host. False
+        (nothing done) otherwise: the block must be closed before it."""
+        rank, step, metrics = record.rank, record.step, record.metrics
+        if (
+            rank is None
+            or step is None
+            or record.host is not None
+            or record.source != self.source
+            or record.attempt != self.attempt
+            or "total_steps" in metrics
+        ):
+            return False
+        row = self.rows
+        shape = RecordShape(tuple(metrics))
+        group = ColumnGroup(rank, shape, row, row, [step], rows_at=[row], time=record.time)
+        group._values = [[v] for v in metrics.values()]  # (as given: the latest values keep their type)
+        self.groups[(rank, shape)] = group
+        self.step_order.setdefault(rank, []).append(step)
+        self.rows += 1
+        return True
 
     def owner_of(self, rank: int, kind: str, name: str) -> RowShape | None:
         """The template feeding that series in this block, if any."""

@@ -97,9 +97,13 @@ class CatchUp:
             self._close_block()
 
     def emit(self, record: Record) -> None:
-        """Steps and phases go out after the rows of the lines before them. Events and
-        profiles touch nothing the rows touch in the store: they need not close the block."""
-        if self._block is not None and type(record) in (Step, Phases):
+        """Steps and phases go out after the rows of the lines before them: a step the block
+        can hold becomes its next row (the block stays open), anything else closes it first.
+        Events and profiles touch nothing the rows touch in the store: they need not close it."""
+        block = self._block
+        if block is not None and type(record) in (Step, Phases):
+            if type(record) is Step and block.take_step(record):  # type: ignore[arg-type]
+                return
             self._close_block()
         self._sink(record)
 
