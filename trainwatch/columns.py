@@ -144,7 +144,7 @@ class ColumnBlock:
 
     def take_step(self, record: StepRecord) -> bool:
         """Add `record` as a row at this point of the block, if the store can take it in columns:
-        a step of a known rank of this source and attempt, no `total_steps`, no host. False
+        a step of a known rank of this source and attempt, no host. False
         (nothing done) otherwise: the block must be closed before it."""
         rank, step, metrics = record.rank, record.step, record.metrics
         if (
@@ -153,7 +153,6 @@ class ColumnBlock:
             or record.host is not None
             or record.source != self.source
             or record.attempt != self.attempt
-            or "total_steps" in metrics
         ):
             return False
         row = self.rows

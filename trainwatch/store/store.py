@@ -428,7 +428,7 @@ class Store:
             for name, col in zip(g.template.names, columns[id(g)], strict=True):
                 if kind == "metric" and name == "total_steps":
                     for i in range(n - 1, -1, -1):
-                        if col[i] > 0:  # (never NaN: an integer)
+                        if col[i] > 0:  # (False for NaN, as in `_add_step`)
                             if last_total is None or g.rows_at[i] > last_total[0]:
                                 last_total = (g.rows_at[i], col[i])
                             break
