@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Protocol
 
 
@@ -65,27 +66,40 @@ class ColumnGroup:
     rows: list[tuple[str, ...]] = field(default_factory=list)  # rows added one by one, not yet converted
     rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
     time: str | None = None  # the log time of a record row (`RecordShape`); template rows have none
+    _texts: list[Mapping[int, Sequence[str]]] = field(default_factory=list)  # runs not yet converted
     _values: list[list[float]] = field(default_factory=list)
 
     def add_texts(self, raw: Mapping[int, Sequence[str]]) -> None:
-        """Rows given as the texts of each needed group: converted now, while those strings
-        are fresh in the CPU cache (and then freed)."""
+        """Rows given as the texts of each needed group: kept until `convert` (the catch-up
+        converts after each slice it scans: one call per column for all the runs of the slice,
+        while those strings are still fresh in the CPU cache, and then frees them)."""
         if self.rows:
-            self._convert_rows()
-        self._extend(self.template.columns(raw))
+            self._rows_to_texts()
+        self._texts.append(raw)
+
+    def convert(self) -> None:
+        """The texts kept so far become floats, in row order."""
+        if self.rows:
+            self._rows_to_texts()
+        texts = self._texts
+        if not texts:
+            return
+        self._texts = []
+        if len(texts) > 1:
+            texts = [{g: list(chain.from_iterable(t[g] for t in texts)) for g in self.template.needed}]
+        self._extend(self.template.columns(texts[0]))
 
     def columns(self) -> list[list[float]]:
         """Per name, the floats of every row in order (rows added one by one included)."""
-        if self.rows:
-            self._convert_rows()
+        self.convert()
         if not self._values:
             self._values = [[] for _ in self.template.names]
         return self._values
 
-    def _convert_rows(self) -> None:
+    def _rows_to_texts(self) -> None:
         cols = list(zip(*self.rows, strict=True))
         self.rows = []
-        self._extend(self.template.columns({g: cols[g] for g in self.template.needed}))
+        self._texts.append({g: cols[g] for g in self.template.needed})
 
     def _extend(self, columns: list[list[float]]) -> None:
         if not self._values:
@@ -163,6 +177,11 @@ class ColumnBlock:
         self.step_order.setdefault(rank, []).append(step)
         self.rows += 1
         return True
+
+    def convert(self) -> None:
+        """Every group's kept texts become floats (see `ColumnGroup.add_texts`)."""
+        for g in self.groups.values():
+            g.convert()
 
     def owner_of(self, rank: int, kind: str, name: str) -> RowShape | None:
         """The template feeding that series in this block, if any."""

@@ -154,6 +154,8 @@ class CatchUp:
         if self._counts:
             self._settle(self._counts)
             self._counts.clear()
+        if self._block is not None:
+            self._block.convert()
         return no + len(rows)
 
     def _compile(self) -> re.Pattern[str]:
@@ -323,6 +325,7 @@ class CatchUp:
         block = self._block
         if block is not None:
             self._block = None
+            block.convert()  # (in the parser's thread)
             if block.rows:
                 self._sink(block)  # type: ignore[arg-type]
 
