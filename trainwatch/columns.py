@@ -3,14 +3,36 @@
 The parsers' catch-up path (`parsers/bulk.py`, `parsers/runner/catchup.py`) fills them and the
 store appends them in one call per series; like `records.py`, this module imports neither side.
 A block's rows keep line order per (rank, shape); the shapes are the parsers' line templates,
-seen here only through `RowShape`.
+seen here only through `RowShape`. A `Step` record the per-line path emits while a block is open
+(DeepSpeed's timestamped `step=N` line, merged with its timer and iteration lines) may join the
+block as a row of its own (`ColumnBlock.take_step`) instead of closing it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Protocol
+
+
+class StepRecord(Protocol):
+    """What a block needs of a `records.Step` (a sibling module: not imported)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def rank(self) -> int | None: ...
+    @property
+    def step(self) -> int | None: ...
+    @property
+    def time(self) -> str | None: ...
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def attempt(self) -> int: ...
 
 
 class RowShape(Protocol):
@@ -43,27 +65,41 @@ class ColumnGroup:
     steps: list[int | None] = field(default_factory=list)
     rows: list[tuple[str, ...]] = field(default_factory=list)  # rows added one by one, not yet converted
     rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
+    time: str | None = None  # the log time of a record row (`RecordShape`); template rows have none
+    _texts: list[Mapping[int, Sequence[str]]] = field(default_factory=list)  # runs not yet converted
     _values: list[list[float]] = field(default_factory=list)
 
     def add_texts(self, raw: Mapping[int, Sequence[str]]) -> None:
-        """Rows given as the texts of each needed group: converted now, while those strings
-        are fresh in the CPU cache (and then freed)."""
+        """Rows given as the texts of each needed group: kept until `convert` (the catch-up
+        converts after each slice it scans: one call per column for all the runs of the slice,
+        while those strings are still fresh in the CPU cache, and then frees them)."""
         if self.rows:
-            self._convert_rows()
-        self._extend(self.template.columns(raw))
+            self._rows_to_texts()
+        self._texts.append(raw)
+
+    def convert(self) -> None:
+        """The texts kept so far become floats, in row order."""
+        if self.rows:
+            self._rows_to_texts()
+        texts = self._texts
+        if not texts:
+            return
+        self._texts = []
+        if len(texts) > 1:
+            texts = [{g: list(chain.from_iterable(t[g] for t in texts)) for g in self.template.needed}]
+        self._extend(self.template.columns(texts[0]))
 
     def columns(self) -> list[list[float]]:
         """Per name, the floats of every row in order (rows added one by one included)."""
-        if self.rows:
-            self._convert_rows()
+        self.convert()
         if not self._values:
             self._values = [[] for _ in self.template.names]
         return self._values
 
-    def _convert_rows(self) -> None:
+    def _rows_to_texts(self) -> None:
         cols = list(zip(*self.rows, strict=True))
         self.rows = []
-        self._extend(self.template.columns({g: cols[g] for g in self.template.needed}))
+        self._texts.append({g: cols[g] for g in self.template.needed})
 
     def _extend(self, columns: list[list[float]]) -> None:
         if not self._values:
@@ -74,6 +110,18 @@ class ColumnGroup:
 
     def __len__(self) -> int:
         return len(self.steps)
+
+
+@dataclass(frozen=True, eq=False)
+class RecordShape:
+    """The shape of one `Step` record taken into a block: its metric names, values given."""
+
+    names: tuple[str, ...]
+    kind: str = "step"
+    needed: tuple[int, ...] = ()
+
+    def columns(self, raw: Mapping[int, Sequence[str]]) -> list[list[float]]:
+        raise TypeError("a record row has its values already")
 
 
 class ColumnBlock:
@@ -107,6 +155,33 @@ class ColumnBlock:
             self._series_of[(rank, kind, name)] = template
         g = self.groups[(rank, template)] = ColumnGroup(rank, template, self.rows)
         return g
+
+    def take_step(self, record: StepRecord) -> bool:
+        """Add `record` as a row at this point of the block, if the store can take it in columns:
+        a step of a known rank of this source and attempt, no host. False
+        (nothing done) otherwise: the block must be closed before it."""
+        rank, step, metrics = record.rank, record.step, record.metrics
+        if (
+            rank is None
+            or step is None
+            or record.host is not None
+            or record.source != self.source
+            or record.attempt != self.attempt
+        ):
+            return False
+        row = self.rows
+        shape = RecordShape(tuple(metrics))
+        group = ColumnGroup(rank, shape, row, row, [step], rows_at=[row], time=record.time)
+        group._values = [[v] for v in metrics.values()]  # (as given: the latest values keep their type)
+        self.groups[(rank, shape)] = group
+        self.step_order.setdefault(rank, []).append(step)
+        self.rows += 1
+        return True
+
+    def convert(self) -> None:
+        """Every group's kept texts become floats (see `ColumnGroup.add_texts`)."""
+        for g in self.groups.values():
+            g.convert()
 
     def owner_of(self, rank: int, kind: str, name: str) -> RowShape | None:
         """The template feeding that series in this block, if any."""

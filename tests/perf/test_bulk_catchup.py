@@ -23,14 +23,14 @@ import pytest
 from _perf_corpus import DS_LINE, ITER_LINE, TIMERS_LINE, real_logs
 from conftest import seed
 
-from trainwatch.columns import ColumnBlock
+from trainwatch.columns import ColumnBlock, RecordShape
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser, catchup
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import to_dict
 from trainwatch.sources import reader as reader_module
-from trainwatch.store.store import Store
+from trainwatch.store.store import Store, iso_to_epoch
 from trainwatch.views.summary import summary_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -140,10 +140,19 @@ def test_the_bulk_path_is_taken_on_seed_004(monkeypatch: pytest.MonkeyPatch, sma
     monkeypatch.setattr(Store, "extend", spy)
     pipeline = Pipeline([str(seed("004"))])
     pipeline.read_to_end()
-    shapes = {(g.template.owner.name, g.template.kind) for b in blocks for g in b.groups.values()}
+    groups = [g for b in blocks for g in b.groups.values()]
+    shapes = {(g.template.owner.name, g.template.kind) for g in groups if not isinstance(g.template, RecordShape)}
     assert shapes == {("deepspeed", "phases"), ("megatron", "phases"), ("megatron", "step")}
     rows = sum(len(b) for b in blocks)
     assert rows > 0.9 * (23000 + 4600 + 4600)  # nearly every hot line of the 33k-line log
+    # Steps the per-line path emits inside a run of hot lines join the blocks as rows: DeepSpeed's
+    # timestamped `step=N` (+ timer.py) steps, with their log time, and Megatron's validation.
+    records = [g for g in groups if isinstance(g.template, RecordShape)]
+    ds_steps = [g for g in records if "skipped" in g.template.names]
+    printed = seed("004").read_text(encoding="utf-8").count("] step=")
+    assert len(ds_steps) > 0.7 * printed  # (2 KB slices here: a block closes at each slice end)
+    assert all(g.time is not None and "lr" in g.template.names for g in ds_steps)
+    assert any("eval_loss" in g.template.names for g in records)
 
 
 def _big_log(tmp_path: Path, splice: list[tuple[float, str]]) -> Path:
@@ -420,3 +429,34 @@ def test_an_iteration_line_after_deepspeeds_step_line_stays_in_bulk(lr: str, mon
     assert not [t for t in per_line[10:] if " iteration " in t]
     steps = next(iter(bulk["store"]["step_records"].values()))
     assert steps == 3 + 29 * (1 if lr == "7.5e-08" else 2)
+
+
+def test_timestamped_steps_join_the_block_with_their_log_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DeepSpeed's `step=N` + timer.py steps (per line: they start with a timestamp) become rows of
+    the open block, between the iteration rows of the series they share (lr, loss, total_steps):
+    the store holds what the per-line path gives, log times (one going back), a NaN lr and a
+    relaunch included."""
+    monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
+    texts = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
+    for k in range(1, 40):
+        stamp = f"[2020-12-12 00:{(k * 7) % 60:02d}:{k % 60:02d},672]"  # wraps: a log time going back
+        step_line = STEP_LINE.replace("step=100", f"step={100 * k}").replace("[2020-12-12 00:01:20,672]", stamp)
+        if k == 17:
+            step_line = step_line.replace("1.5e-06, 1.5e-06", "nan, nan")
+        texts += [step_line, THROUGHPUT_LINE.replace("0/100", f"0/{100 * k}")]
+        lr = "1.500E-06" if k % 2 else "7.500E-08"  # (the same lr as the step line: merged; else apart)
+        for i in range(0, 100, 20):  # seed 004's order
+            texts.append(ITER_LINE.replace(" 5/", f" {100 * k + i}/").replace("7.500E-08", lr))
+            texts += [TIMERS_LINE] + [DS_LINE] * 3
+        if k == 30:
+            texts += [DS_LINE, ITER_LINE.replace(" 5/", " 10/"), TIMERS_LINE]  # a relaunch
+    store_records: list[Any] = []
+    original = Store.add_many
+    monkeypatch.setattr(Store, "add_many", lambda self, rs: (store_records.extend(rs), original(self, rs))[1])
+    bulk = _records_to_store(texts, True)
+    rows = [g for r in store_records if type(r) is ColumnBlock for g in r.groups.values()]
+    timed = [g for g in rows if isinstance(g.template, RecordShape) and g.time is not None]
+    assert len(timed) > 25  # most of the 39 `step=N` steps, not closing the block
+    assert bulk == _records_to_store(texts, False)
+    times = next(v[2] for k, v in bulk["store"]["series"].items() if "'metric', 'skipped'" in k)
+    assert times[:2] == [_r(iso_to_epoch("2020-12-12T00:07:01.672")), _r(iso_to_epoch("2020-12-12T00:14:02.672"))]

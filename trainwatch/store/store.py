@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from trainwatch.columns import ColumnBlock, merged_latest
+from trainwatch.columns import ColumnBlock, ColumnGroup, merged_latest
 from trainwatch.records import Event, Phases, Profile, Record, Step
 from trainwatch.store.series import DEFAULT_CAPACITY, Series
 
@@ -395,15 +396,20 @@ class Store:
         self.attempt_span[(attempt, key)] = (first, last)
 
     def extend(self, block: ColumnBlock) -> None:
-        """What `_add` of each row's `Phases`/`Step` record (no log time) would do, per series
-        in one call. Rows of one (rank, series) are in line order; the block's rows come after
-        every record the pipeline delivered before it."""
+        """What `_add` of each row's `Phases`/`Step` record would do, per series in one call.
+        Rows of one (rank, series) are in line order; the block's rows come after every record
+        the pipeline delivered before it. Template rows have no log time; a record row
+        (`ColumnBlock.take_step`) has its own, and its points go between the template rows
+        of the series it shares with them, by row number."""
         source = block.source
         if source not in self.sources:
             self.sources[source] = SourceState(source, lock=self.lock)
         groups = block.ordered()
         columns = {id(g): g.columns() for g in groups}  # (converted in the parser's thread)
         by_key: dict[tuple[int, str], list] = {}
+        feeds: dict[int, list[tuple[ColumnGroup, array[float], list[float], array[float]]]] = {}
+        series_of: dict[int, Series] = {}
+        timed: dict[int, dict[int, float]] = {}  # rank -> {row: log time} of record rows
         last_total: tuple[int, float] | None = None
         for g in groups:
             n = len(g.steps)
@@ -414,12 +420,16 @@ class Store:
                 xs = array("d", [math.nan if s is None else float(s) for s in g.steps])
             else:
                 xs = array("d", map(float, g.steps))  # type: ignore[arg-type]
-            times = array("d", [math.nan]) * n
+            t = math.nan if g.time is None else _epoch(g.time)
+            if g.time is not None:
+                self._log_time(RankKey(source, g.rank), t)
+                timed.setdefault(g.rank, {})[g.first] = t
+            times = array("d", [t]) * n
             named = self._named(source, g.rank, kind)
             for name, col in zip(g.template.names, columns[id(g)], strict=True):
                 if kind == "metric" and name == "total_steps":
                     for i in range(n - 1, -1, -1):
-                        if col[i] > 0:  # (never NaN: an integer)
+                        if col[i] > 0:  # (False for NaN, as in `_add_step`)
                             if last_total is None or g.rows_at[i] > last_total[0]:
                                 last_total = (g.rows_at[i], col[i])
                             break
@@ -427,8 +437,18 @@ class Store:
                 s = named.get(name)
                 if s is None:
                     s = self._append(named, source, g.rank, kind, name)
-                s.extend(xs, array("d", col), times)
+                fed = feeds.get(id(s))
+                if fed is None:
+                    fed = feeds[id(s)] = []
+                    series_of[id(s)] = s
+                fed.append((g, xs, col, times))
             by_key.setdefault((g.rank, kind), []).append(g)
+        for sid, fed in feeds.items():
+            if len(fed) == 1:
+                _g, xs, col, times = fed[0]
+                series_of[sid].extend(xs, array("d", col), times)
+            else:  # (metric series only: a record row is a step)
+                series_of[sid].extend(*_by_row(fed))
         if last_total is not None:
             self.total_steps = int(last_total[1])
         for (rank, kind), gs in by_key.items():
@@ -458,7 +478,24 @@ class Store:
             if obs is None:
                 obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
             seen = _time.monotonic()
-            obs.extend(StepObservation(step, math.nan, seen) for step in steps[-CADENCE_WINDOW:])
+            at = timed.get(rank)
+            if at is None:
+                obs.extend(StepObservation(step, math.nan, seen) for step in steps[-CADENCE_WINDOW:])
+            else:
+                rows = sorted(r for g in gs for r in g.rows_at)  # the step rows, in step_order's order
+                obs.extend(
+                    StepObservation(step, at.get(row, math.nan), seen)
+                    for step, row in zip(steps[-CADENCE_WINDOW:], rows[-CADENCE_WINDOW:], strict=True)
+                )
+
+    def _log_time(self, key: RankKey, t: float) -> None:
+        """A record's log time: the newest of its stream, the first of all (as `_add` keeps them)."""
+        if t == t:
+            prev = self.last_log_time.get(key)
+            if prev is None or t > prev:
+                self.last_log_time[key] = t
+            if math.isnan(self.first_log_time) or t < self.first_log_time:
+                self.first_log_time = t
 
     def adopt(self, staging: Store) -> None:
         """Take every record and source state of `staging` in place of this store's own (the
@@ -505,3 +542,19 @@ class Store:
     def series_for(self, name: str, kind: str = "metric") -> dict[RankKey, Series]:
         with self.lock:
             return {k.owner: s for k, s in self.series.items() if k.kind == kind and k.name == name}
+
+
+def _by_row(
+    fed: list[tuple[ColumnGroup, array[float], list[float], array[float]]],
+) -> tuple[array[float], array[float], array[float]]:
+    """The points of step groups feeding one series, in the order of their block rows (each
+    group's rows are in order: a sort of a few sorted runs, then one C-level pick per column)."""
+    rows: list[int] = []
+    xs, values, times = array("d"), array("d"), array("d")
+    for g, g_xs, col, g_times in fed:
+        rows += g.rows_at
+        xs += g_xs
+        values.extend(col)
+        times += g_times
+    pick = itemgetter(*sorted(range(len(rows)), key=rows.__getitem__))  # (2+ rows: a tuple)
+    return array("d", pick(xs)), array("d", pick(values)), array("d", pick(times))

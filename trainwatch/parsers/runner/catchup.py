@@ -97,9 +97,13 @@ class CatchUp:
             self._close_block()
 
     def emit(self, record: Record) -> None:
-        """Steps and phases go out after the rows of the lines before them. Events and
-        profiles touch nothing the rows touch in the store: they need not close the block."""
-        if self._block is not None and type(record) in (Step, Phases):
+        """Steps and phases go out after the rows of the lines before them: a step the block
+        can hold becomes its next row (the block stays open), anything else closes it first.
+        Events and profiles touch nothing the rows touch in the store: they need not close it."""
+        block = self._block
+        if block is not None and type(record) in (Step, Phases):
+            if type(record) is Step and block.take_step(record):  # type: ignore[arg-type]
+                return
             self._close_block()
         self._sink(record)
 
@@ -150,6 +154,8 @@ class CatchUp:
         if self._counts:
             self._settle(self._counts)
             self._counts.clear()
+        if self._block is not None:
+            self._block.convert()
         return no + len(rows)
 
     def _compile(self) -> re.Pattern[str]:
@@ -319,6 +325,7 @@ class CatchUp:
         block = self._block
         if block is not None:
             self._block = None
+            block.convert()  # (in the parser's thread)
             if block.rows:
                 self._sink(block)  # type: ignore[arg-type]
 
