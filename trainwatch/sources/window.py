@@ -1,7 +1,7 @@
 """Where a big file's tail window starts: the present of a long log is in its last megabytes.
 
 The dashboard reads this window first (the header shows the current status, step and ETA at
-once) and the history from byte 0 behind it (`pipeline.Backfill`); `check` decides from the
+once) and the history from byte 0 behind it (`feeds.Backfill`); `check` decides from the
 window alone when its end says enough (`views/check_tail.py`). The window starts at a line
 start, so no line is read torn.
 """
