@@ -1,20 +1,24 @@
 """What reads one source: a text log's `SourceFeed` (its reader feeding its parser, its raw-log ring
 and the sinks), a record file's `RecordFeed`, and the `Backfill` that reads big files' history
-while the store shows their tail windows. The pipeline owns them and runs the loop.
+while the store shows their tail windows; `RunJoins` puts a run's record files together with its
+text log. The pipeline owns them and runs the loop.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from operator import itemgetter
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser
 from trainwatch.records import Record
-from trainwatch.sources.discover import SourceSpec
+from trainwatch.sources.discover import SourceSpec, run_log
 from trainwatch.sources.reader import SourceReader
 from trainwatch.sources.records import RecordReader
+from trainwatch.sources.records.join import Joined, RunJoin
 from trainwatch.sources.tail import CHUNK, FileTail
 from trainwatch.store.store import SourceState, Store
 
@@ -272,3 +276,75 @@ class Backfill:
     def close(self) -> None:
         for feed in self.feeds.values():
             feed.close()
+
+
+class RunJoins:
+    """A run's record files joined to its text log (`sources/records/join.py`): the log each record
+    file belongs to (`discover.run_log`), and the sinks that put their steps together — new steps
+    delivered as any record, parts of steps already delivered into the store (`Store.add_parts`)
+    and then to the other sinks."""
+
+    def __init__(self, store: Store, deliver: BatchSink, sinks: list[BatchSink]) -> None:
+        self.store = store
+        self._deliver = deliver
+        self._sinks = sinks  # the pipeline's own list: sinks added later are served too
+        self._by_log: dict[str, RunJoin] = {}  # text log name -> the join of its run's record files
+
+    def __bool__(self) -> bool:
+        return bool(self._by_log)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_log
+
+    def _joined(self, joined: list[Joined]) -> None:
+        """A run's records after its join, in order, each run of one kind in one batch."""
+        for is_part, run in itertools.groupby(joined, key=itemgetter(1)):
+            batch = [record for record, _ in run]
+            if not is_part:
+                self._deliver(batch)
+                continue
+            self.store.add_parts(batch)  # type: ignore[arg-type]  # (parts are steps)
+            for sink in self._sinks:
+                sink(batch)
+
+    def log_sink(self, name: str) -> BatchSink:
+        """The sink of text log `name`: straight through until a record file joins it."""
+
+        def sink(batch: list[Record]) -> None:
+            join = self._by_log.get(name)
+            if join is None:
+                self._deliver(batch)
+            else:
+                self._joined(join.from_log(batch))
+
+        return sink
+
+    def for_record_file(self, spec: SourceSpec, feeds: Iterable[Feed]) -> RunJoin | None:
+        """The join of the text log (among `feeds`) this record file belongs to, if any."""
+        if spec.path is None:
+            return None
+        logs = {
+            feed.spec.path: feed
+            for feed in feeds
+            if isinstance(feed, SourceFeed) and feed.spec.path is not None and not feed.is_stream
+        }
+        log = run_log(spec.path, list(logs), spec.pattern)
+        if log is None:
+            return None
+        feed = logs[log]
+        join = self._by_log.get(feed.spec.name)
+        if join is None:
+            # Steps the log gave before now went by unseen (in column blocks too): `RunJoin.late`.
+            late = any(key.source == feed.state.source for key in self.store.step_records)
+            join = self._by_log[feed.spec.name] = RunJoin(feed.state.source, late=late)
+        return join
+
+    def file_sink(self, join: RunJoin, state: SourceState) -> BatchSink:
+        """The sink of a joined record file."""
+
+        def sink(batch: list[Record]) -> None:
+            if join.late and state.caught_up_monotonic is None:
+                return  # what the file held when it appeared: the log showed those steps already
+            self._joined(join.from_file(batch))
+
+        return sink

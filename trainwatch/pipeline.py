@@ -18,20 +18,17 @@ lines of known hot shapes into column blocks the store appends in one call per s
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from operator import itemgetter
 
-from trainwatch.feeds import Backfill, BatchSink, Feed, RecordFeed, SourceFeed
+from trainwatch.feeds import Backfill, BatchSink, Feed, RecordFeed, RunJoins, SourceFeed
 from trainwatch.lines.sanitize import printable
 from trainwatch.records import Record
-from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover, run_log
+from trainwatch.sources.discover import SourceSpec, expand, found_under, has_magic, rediscover
 from trainwatch.sources.problems import Problem, ProblemKind
 from trainwatch.sources.records import is_mlflow_metrics, is_record_file, reader_for
-from trainwatch.sources.records.join import Joined, RunJoin
 from trainwatch.sources.records.tfevents import MISSING as TENSORBOARD_MISSING
 from trainwatch.sources.records.tfevents import EventFile
 from trainwatch.sources.records.tfevents import available as tensorboard_available
@@ -39,7 +36,7 @@ from trainwatch.sources.schedule import POLL_INTERVAL_S, Schedule, follow_mode, 
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES
 from trainwatch.sources.watch import DirWatcher
 from trainwatch.sources.window import WINDOW_BYTES, window_start
-from trainwatch.store.store import SourceState, Store
+from trainwatch.store.store import Store
 
 TORN_LINE_QUIET_S = 2.0
 REDISCOVER_EVERY_S = 2.0
@@ -81,7 +78,7 @@ class Pipeline:
         self.schedule = Schedule(poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S)
         self.readers: dict[str, Feed] = {}
         self._said_tensorboard = False
-        self._joins: dict[str, RunJoin] = {}  # text log name -> the join of its run's record files
+        self._joins = RunJoins(self.store, self._sink, self._sinks)  # a run's record files joined to its log
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -141,56 +138,6 @@ class Pipeline:
         for sink in self._sinks:
             sink(batch)
 
-    def _joined(self, joined: list[Joined]) -> None:
-        """A run's records after its join, in order: new records, and parts of steps already
-        delivered (`Store.add_parts`), each run of one kind in one batch."""
-        for is_part, run in itertools.groupby(joined, key=itemgetter(1)):
-            batch = [record for record, _ in run]
-            if not is_part:
-                self._sink(batch)
-                continue
-            self.store.add_parts(batch)  # type: ignore[arg-type]  # (parts are steps)
-            for sink in self._sinks:
-                sink(batch)
-
-    def _log_sink(self, name: str) -> BatchSink:
-        def sink(batch: list[Record]) -> None:
-            join = self._joins.get(name)
-            if join is None:
-                self._sink(batch)
-            else:
-                self._joined(join.from_log(batch))
-
-        return sink
-
-    def _run_join(self, spec: SourceSpec) -> RunJoin | None:
-        """The join of the text log this record file belongs to (`discover.run_log`), if any."""
-        if spec.path is None:
-            return None
-        logs = {
-            feed.spec.path: feed
-            for feed in self.readers.values()
-            if isinstance(feed, SourceFeed) and feed.spec.path is not None and not feed.is_stream
-        }
-        log = run_log(spec.path, list(logs), spec.pattern)
-        if log is None:
-            return None
-        feed = logs[log]
-        join = self._joins.get(feed.spec.name)
-        if join is None:
-            # Steps the log gave before now went by unseen (in column blocks too): `RunJoin.late`.
-            late = any(key.source == feed.state.source for key in self.store.step_records)
-            join = self._joins[feed.spec.name] = RunJoin(feed.state.source, late=late)
-        return join
-
-    def _file_sink(self, join: RunJoin, state: SourceState) -> BatchSink:
-        def sink(batch: list[Record]) -> None:
-            if join.late and state.caught_up_monotonic is None:
-                return  # what the file held when it appeared: the log showed those steps already
-            self._joined(join.from_file(batch))
-
-        return sink
-
     def _add(self, spec: SourceSpec) -> Feed | None:
         if spec.name in self.readers:
             return None
@@ -204,13 +151,13 @@ class Pipeline:
             return None
         state = self.store.source(label)
         if records is not None:
-            join = self._run_join(spec)
-            sink = self._sink if join is None else self._file_sink(join, state)
+            join = self._joins.for_record_file(spec, self.readers.values())
+            sink = self._sink if join is None else self._joins.file_sink(join, state)
             feed = RecordFeed(spec, records, sink, state, joined=join is not None)
         else:
             name = spec.name  # a joined log's steps go one by one through its join, not in column blocks
             bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731
-            feed = SourceFeed(spec, self._log_sink(name), state, self._wake.set, bulk_ok=bulk_ok)
+            feed = SourceFeed(spec, self._joins.log_sink(name), state, self._wake.set, bulk_ok=bulk_ok)
         self.readers[spec.name] = feed
         if self._backfill is not None:  # a source found while the history is read: read it in both stores
             self._split(spec.name, feed, self._backfill)
