@@ -123,3 +123,35 @@ def test_nested_epoch_and_step_bars_give_the_run_total(tmp_path: Path) -> None:
     got = steps(read(path)[0])
     assert [(s.step, s.metrics["loss"], s.metrics["total_steps"]) for s in got] == [(1, 1.84, 3126), (2, 1.78, 3126)]
     assert got[1].metrics["step_time_s"] == 3.58 and got[1].metrics["loss_mean"] == 0.506
+
+
+def test_setup_bars_are_not_training_steps(tmp_path: Path) -> None:
+    # What the hub, datasets, vLLM and a sharded checkpoint print before an HF Trainer run: none of
+    # these counters is a training step; the Trainer's own bar after them is.
+    path = tmp_path / "hf.log"
+    path.write_text(
+        "Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.61s/it]\n"
+        "Fetching 11 files: 100%|██████████| 11/11 [00:00<00:00, 120.5it/s]\n"
+        "Map (num_proc=8): 100%|██████████| 5000/5000 [00:01<00:00, 3200.11 examples/s]\n"
+        "Generating train split: 100%|██████████| 36718/36718 [00:00<00:00, 500000.00 examples/s]\n"
+        "model-00001-of-00002.safetensors: 100%|██████████| 4943/4943 [00:20<00:00, 241.1MB/s]\n"
+        "Capturing CUDA graph shapes: 100%|██████████| 35/35 [00:12<00:00,  2.81it/s]\n"
+        "  5%|▌         | 10/200 [00:10<03:10,  1.00s/it]\n"
+        "{'loss': 2.11, 'grad_norm': 1.1, 'learning_rate': 2e-05, 'epoch': 0.2}\n"
+        " 10%|█         | 20/200 [00:20<03:00,  1.00s/it]\n",
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [s.step for s in got if s.step is not None] == [10, 20]
+    assert {s.metrics.get("total_steps") for s in got if s.step is not None} == {200}
+
+
+def test_a_bar_counting_batches_is_still_steps(tmp_path: Path) -> None:
+    path = tmp_path / "loop.log"
+    path.write_text(
+        "Training: 45%|████▌     | 450/1000 [00:10<00:12, 45.00batch/s, loss=0.52]\n"
+        "Training: 46%|████▌     | 460/1000 [00:10<00:12, 45.00batch/s, loss=0.51]\n",
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [(s.step, s.metrics["loss"]) for s in got] == [(450, 0.52), (460, 0.51)]

@@ -21,6 +21,8 @@ _BAR = re.compile(
     r"(?:(?P<pct>\d{1,3})%(?:\|(?P<bar>[^|]*)\||\s)|\|)\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\s*\[(?P<inner>[^\]]*)\]"
 )
 _CLOCK = re.compile(r"^\d{1,18}(?::\d{2}){1,2}$")
+# The rate's unit, where it is not `it`: `3200.11 examples/s`, `60.1MB/s`, `1.2s/file`, `?B/s`.
+_UNIT_RATE = re.compile(r"^(?:[\d.]+|\?)\s*(?P<unit>[A-Za-z][A-Za-z ]{0,20})/s$|^[\d.]+\s*s/(?P<per>[A-Za-z]{1,20})$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,7 @@ class Bar:
     elapsed_s: float | None
     remaining_s: float | None
     postfix: tuple[tuple[str, str], ...]  # ("loss", "0.234"), ("v_num", "12")
+    unit: str  # what the bar counts, from its rate: "it" (tqdm's default), "examples", "MB", "batch"
     start: int  # match span in the text (what is glued after the bar starts at `end`)
     end: int
 
@@ -59,6 +62,7 @@ def find_bar(text: str) -> Bar | None:
         return None
     elapsed, _, remaining = parts[0].partition("<")
     seconds_per_it: float | None = None
+    unit = "it"
     postfix: list[tuple[str, str]] = []
     for i, part in enumerate(parts[1:]):
         if i == 0:
@@ -71,6 +75,10 @@ def find_bar(text: str) -> Bar | None:
                     seconds_per_it = 1.0 / speed
                 continue
             if part.endswith(("it/s", "s/it")):  # `?it/s`: no rate yet
+                continue
+            other = _UNIT_RATE.match(part)
+            if other is not None:
+                unit = (other.group("unit") or other.group("per")).strip()
                 continue
         key, eq, value = part.partition("=")
         if eq and key.strip():
@@ -86,6 +94,7 @@ def find_bar(text: str) -> Bar | None:
         elapsed_s=_clock_s(elapsed),
         remaining_s=_clock_s(remaining),
         postfix=tuple(postfix),
+        unit=unit,
         start=m.start(),
         end=m.end(),
     )

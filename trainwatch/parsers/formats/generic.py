@@ -40,6 +40,22 @@ _EPOCH_BAR = re.compile(r"(?:train(?:ing)?\s+)?epochs?", re.I)
 # A bar named for the training loop itself: at its total, training is done (x-transformers
 # `training: 100%|...| 100000/100000`, diffusers / kohya `Steps: 100%|...| 83300/83300`).
 _TRAINING_BAR = re.compile(r"(?:train(?:ing)?|steps?|global[ _]steps?|iterations?|iters?)", re.I)
+# Bars that count setup work, not training steps (the hub's and datasets' bars, vLLM's, a
+# checkpoint's shards): `Loading checkpoint shards: 2/2`, `Map (num_proc=8): 5000/5000`,
+# `Fetching 11 files`, `Generating train split`, `Capturing CUDA graph shapes`.
+_SETUP_BAR = re.compile(
+    r"\b(?:load(?:ing)?|download(?:ing)?|fetch(?:ing)?|upload(?:ing)?|map|filter|generat(?:e|ing)|tokeniz\w*"
+    r"|group(?:ing)?\s+texts|resolv(?:e|ing)|extract(?:ing)?|checksums?|convert(?:ing)?|sav(?:e|ing)|writ(?:e|ing)"
+    r"|preprocess\w*|process(?:ing|ed)|captur(?:e|ing)|apply(?:ing)?|adding|truncat(?:e|ing)|packing|shuffl\w*"
+    r"|sort(?:ing)?|creat(?:e|ing)|build(?:ing)?|compil(?:e|ing)|caching|index(?:ing)?|verify(?:ing)?|copy(?:ing)?"
+    r"|reading|deduplicat\w*|formatting|casting|flattening|concatenat\w*|encod(?:e|ing)|sampling)\b",
+    re.I,
+)
+# Units of a bar that counts data, not steps (`60.1MB/s`, `3200.11 examples/s`, `1.2s/file`).
+_DATA_UNITS = frozenset(
+    "b kb mb gb tb kib mib gib tib ib examples example ex files file prompts prompt shards shard docs documents"
+    " tokens toks tok lines rows".split()
+)
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -110,7 +126,9 @@ def parse_fields(text: str) -> tuple[int, dict[str, float]] | None:
 
 def _bar_reading(bar: Bar) -> Reading | None:
     """A tqdm bar as a reading: its description names the epoch, its postfix holds metrics."""
-    if bar.n <= 0 or EVAL_WORD.search(bar.desc):
+    if bar.n <= 0 or EVAL_WORD.search(bar.desc) or _SETUP_BAR.search(bar.desc):
+        return None
+    if bar.unit.lower() in _DATA_UNITS:
         return None
     desc = read_fields(bar.desc) if bar.desc else None
     post = read_fields(", ".join(f"{k}={v}" for k, v in bar.postfix)) if bar.postfix else None
