@@ -3,6 +3,7 @@
     python tests/corpus/score.py            # per-framework table (`make corpus`)
     python tests/corpus/score.py -v         # and every fact that failed
     python tests/corpus/score.py -k verl    # only excerpts whose path contains `verl`
+    python tests/corpus/score.py --root DIR # another corpus in the same layout (a set being gathered)
 
 Each excerpt is `<framework>/<slug>.log` with its facts in `<slug>.toml` (FORMAT.md). The log is
 read through the whole pipeline, exactly as `trainwatch summary` reads a file.
@@ -48,8 +49,8 @@ class Result:
             self.failures.append(what)
 
 
-def excerpts(select: str = "") -> list[Path]:
-    return sorted(p for p in HERE.glob("*/*.toml") if select in str(p.relative_to(HERE)))
+def excerpts(select: str = "", root: Path = HERE) -> list[Path]:
+    return sorted(p for p in root.glob("*/*.toml") if select in str(p.relative_to(root)))
 
 
 def close(a: float, b: float) -> bool:
@@ -147,12 +148,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-v", "--verbose", action="store_true", help="list every failed fact")
     ap.add_argument("-k", default="", help="only excerpts whose path contains this")
+    ap.add_argument("--root", type=Path, default=HERE, help="the corpus directory (default: this one)")
     args = ap.parse_args(argv)
-    results = score_all(excerpts(args.k))
+    root = args.root.resolve()
+    results = score_all(excerpts(args.k, root))
     if args.verbose:
         for r in results:
             for f in r.failures:
-                print(f"{r.path.relative_to(HERE).with_suffix('.log')}: {f}")
+                print(f"{r.path.relative_to(root).with_suffix('.log')}: {f}")
         print()
     print(table(results))
     return 0
