@@ -155,3 +155,22 @@ def test_a_bar_counting_batches_is_still_steps(tmp_path: Path) -> None:
     )
     got = steps(read(path)[0])
     assert [(s.step, s.metrics["loss"]) for s in got] == [(450, 0.52), (460, 0.51)]
+
+
+def test_a_message_glued_after_a_bar_is_read_as_its_own_line(tmp_path: Path) -> None:
+    # DeepSpeed's overflow note printed over the Trainer's bar (no newline between them), and an
+    # MLX `Iter` line after a bar: the bar's step and the message both count.
+    path = tmp_path / "glued.log"
+    path.write_text(
+        " 14%|█▍        | 378/2724 [13:58:09<86:18:35, 132.44s/it][2023-06-07 22:16:00,018] [INFO] "
+        "[loss_scaler.py:181:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 64, "
+        "reducing to 32\n"
+        " 14%|█▍        | 379/2724 [14:00:21<86:09:52, 132.28s/it]Iter 20: Train loss 3.142, Learning Rate 1.000e-04, "
+        "It/sec 0.283, Tokens/sec 296.2\n",
+        encoding="utf-8",
+    )
+    records = read(path)[0]
+    got = {s.step: s.metrics for s in steps(records)}
+    assert sorted(got) == [20, 378, 379]
+    assert got[379]["step_time_s"] == 132.28 and got[20]["loss"] == 3.142 and got[20]["lr"] == 1e-4
+    assert [e.kind for e in records if getattr(e, "kind", None) == "overflow"] == ["overflow"]

@@ -100,6 +100,33 @@ def find_bar(text: str) -> Bar | None:
     )
 
 
+_BLANKS = re.compile(r"^(?:\s|\^M)+")  # spaces and a literal `^M` that a pasted log carries
+_RATE_END = ("it]", "it/s", "s/it", "/s]")
+
+
+def glued_after_bar(text: str) -> int | None:
+    """Where a message printed over a tqdm bar starts (`...| 379/2724 [14:00<86:09, 132.28s/it][2023-06-07 ...`,
+    `...7.69it/s]Iter 20: Train loss 3.142`), or None. Redraws of the bar stay together, and a dict
+    glued after the last one stays with it: the HF Trainer prints its logs there and reads them with
+    the bar's step."""
+    if "]" not in text or not any(end in text for end in _RATE_END):
+        return None
+    at = 0
+    for _ in range(64):
+        bar = find_bar(text[at:])
+        if bar is None:
+            break
+        at += bar.end
+    else:
+        return None
+    if at == 0 or at >= len(text):
+        return None
+    rest = _BLANKS.sub("", text[at:])
+    if len(rest) < 4 or rest.startswith("{"):
+        return None
+    return at
+
+
 def postfix_number(value: str) -> float | None:
     """A postfix value (`0.234`, `'0.234'`, `1.2e-05`); None for text such as `v_num=ph0c`."""
     return parse_number(value)

@@ -18,6 +18,7 @@ from typing import Any
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Parser
+from trainwatch.parsers.formats._tqdm import glued_after_bar
 from trainwatch.parsers.rank import mentioned_rank, path_attempt, path_host, path_rank
 from trainwatch.parsers.runner import catchup
 from trainwatch.parsers.runner.catchup import CatchUp, Sink
@@ -179,7 +180,23 @@ class SourceParser:
         mentioned = mentioned_rank(text)
         if mentioned is not None:
             self._ranks.note(mentioned)
-        understood = False
+        glued = glued_after_bar(text) if line.kind is Kind.LINE else None
+        if glued is not None:
+            # `...132.28s/it][2023-06-07 22:18:11] [INFO] OVERFLOW!`: the bar and the message
+            # printed over it are two lines; each goes to the parser that knows it.
+            understood = self._dispatch(text[:glued], line) is not None
+            understood = self._dispatch(text[glued:], line) is not None or understood
+            if understood:
+                self.stats.understood += 1
+            return
+        parser = self._dispatch(text, line)
+        if parser is not None and line.kind is Kind.LINE:
+            self.stats.understood += 1
+            if self._catchup.learning and prefix_rank is None and host is None and not self._probe.mode:
+                self._catchup.learn(parser, text)
+
+    def _dispatch(self, text: str, line: Line) -> Parser | None:
+        """The first parser that understands the text (its triggers first, then the ones always asked)."""
         for parser, triggers in self._triggered:
             for trigger in triggers:
                 if trigger in text:
@@ -188,18 +205,12 @@ class SourceParser:
                 continue
             self._current_parser = parser.name
             if self._safe_feed(parser, text, line):
-                understood = True
-                break
-        if not understood:
-            for parser in self._always:
-                self._current_parser = parser.name
-                if self._safe_feed(parser, text, line):
-                    understood = True
-                    break
-        if understood and line.kind is Kind.LINE:
-            self.stats.understood += 1
-            if self._catchup.learning and prefix_rank is None and host is None and not self._probe.mode:
-                self._catchup.learn(parser, text)
+                return parser
+        for parser in self._always:
+            self._current_parser = parser.name
+            if self._safe_feed(parser, text, line):
+                return parser
+        return None
 
     def _safe_feed(self, parser: Parser, text: str, line: Line) -> bool:
         try:
