@@ -317,7 +317,34 @@ SYNONYMS: dict[str, str] = {
     "tflop_s_gpu": "tflops",
     "model_tflops": "tflops",
     "mfu_pct": "mfu_pct",
+    "train_step_runtime": "step_time_s",  # HF Trainer forks: seconds of the last step
+    "step_runtime": "step_time_s",
+    "train_step_samples_per_second": "samples_per_s",
+    "step_samples_per_second": "samples_per_s",
+    "step_tokens_per_second": "tokens_per_s",
+    "step_tokens_per_sec": "tokens_per_s",
 }
+# Names that are the contract metric only when the line has no better one: `xent` (OpenNMT) and
+# `ce` (audiocraft) are the training loss where no `loss` is printed, one loss term beside it.
+WEAK_SYNONYMS: dict[str, str] = {
+    "xent": "loss",
+    "ce": "loss",
+    "losses": "loss",  # maskrcnn-benchmark prints: `iteration : 7, losses : nan`
+    "mean_loss": "loss",  # ParlAI rankers
+    "avg_loss": "loss",
+    "grad_scale": "loss_scale",  # audiocraft / fairseq2: the AMP grad scaler's scale
+    "avg_tokens_per_second": "tokens_per_s",
+    "train_tokens_per_second": "tokens_per_s",
+}
+
+
+def settle_weak(metrics: dict[str, float]) -> None:
+    """Weak names take the contract name when the line printed no value under it (in place)."""
+    for weak, strong in WEAK_SYNONYMS.items():
+        if weak in metrics and strong not in metrics:
+            metrics[strong] = metrics.pop(weak)
+
+
 # Labels of the time one step takes (seconds unless a unit says otherwise).
 STEP_TIME_KEYS = frozenset(
     {

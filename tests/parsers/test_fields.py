@@ -230,3 +230,15 @@ def test_a_message_printed_over_a_bar_is_read_too() -> None:
     got = _steps(lines)
     assert (11873, {"step_time_s": pytest.approx(1 / 3.2), "total_steps": 100000.0}) in got
     assert (None, {"loss": 4.718350410461426}) in got
+
+
+def test_weak_names_are_the_loss_only_where_no_loss_is_printed() -> None:
+    # OpenNMT's `xent` and maskrcnn-benchmark's `losses` are the training loss on their lines...
+    xent = read_fields("Step 2250/200000; acc:  27.47; ppl: 57.52; xent: 4.05; lr: 0.00028; 6641 sec")
+    assert xent is not None and xent.step == 2250 and xent.metrics["loss"] == 4.05
+    nan = read_fields("iteration : 7, losses : nan")
+    assert nan is not None and nan.step == 7 and math.isnan(nan.metrics["loss"])
+    # ...but beside a printed `loss` they stay what they are: one term of it
+    both = read_fields("step 10 loss 2.50 ce 2.10 grad_scale 1024")
+    assert both is not None and both.metrics["loss"] == 2.5 and both.metrics["ce"] == 2.1
+    assert both.metrics["loss_scale"] == 1024

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from trainwatch.names import BATCH_KEYS, COUNTER_KEYS, EPOCH_KEYS, STOP_WORDS, field_name
+from trainwatch.names import BATCH_KEYS, COUNTER_KEYS, EPOCH_KEYS, STOP_WORDS, field_name, settle_weak
 from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 
 # The logging prefix, one part at a time: timestamps, levels, logger and file:line labels.
@@ -415,6 +415,7 @@ def read_fields(text: str) -> Reading | None:
             metrics["step_time_s"] = 1.0 / it_per_s
     if not metrics and step is None and epoch is None:
         return None
+    settle_weak(metrics)
     if step is not None and EVAL_WORD.search(text, lo, lo + 40) and "loss" not in metrics:
         evaluating = True
     return Reading(

@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass, replace
 
 from trainwatch.lines.assembler import Kind, Line
-from trainwatch.names import metric_name, snake
+from trainwatch.names import metric_name, settle_weak, snake
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import named_value
@@ -147,6 +147,8 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
         metrics.setdefault(name, number)
     if not metrics or not (summary or "epoch" in metrics or step is not None):
         return None
+    if not summary:
+        settle_weak(metrics)
     return step, metrics, summary
 
 
