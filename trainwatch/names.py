@@ -122,6 +122,8 @@ COUNTER_KEYS = frozenset(
         "global_batch_idx",
         "batch_idx_train",
         "total_steps_done",
+        "total_train_updates",  # ParlAI
+        "total_updates",
     }
 )
 # Labels of a batch index (often within an epoch): the step where a line has no better counter.

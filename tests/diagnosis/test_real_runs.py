@@ -14,8 +14,9 @@ Sources and truths:
   pasted in liguodongiot/llm-action train/megatron-deepspeed/microsoft/llama-note.md: 1586 of 2500
   steps skipped for overflows, loss scale 32768 -> 1, `[after training is done]`.
 - deepspeed__hf_issue14531_t5_scale_at_minimum.log: huggingface/transformers issue #14531, T5-11B
-  with DeepSpeed ZeRO-2: `Attempted loss scale: 1, reducing to 1` on every step. The excerpt has
-  no Trainer banner, so no bar is known to be the training bar: no step, status unknown.
+  with DeepSpeed ZeRO-2: `Attempted loss scale: 1, reducing to 1` on every step, each note glued
+  after the Trainer's bar (`100/24128 [...]`): the bar gives the step and total, and the excerpt
+  was written long ago, so it is stalled at step 100 (its torn last bar is not a step).
 - ranks__torchrun_tee3_crash.log / ranks__torchrun_tee3_straggler.log: real torchrun runs
   (sample_logs/generators/make_rank_samples.sh): rank 3 raises at iteration 8; rank 2 sleeps
   50 ms in data loading every step.
@@ -49,7 +50,7 @@ CASES: list[tuple[str, str, set[str]]] = [
     ("lightning__cpu_simple_profiler_healthy.log", "finished", set()),
     ("lightning__cpu_simple_profiler_slow_dataset.log", "finished", {"dataloader_bound"}),
     ("megatron__llm_action_llama_fp16_overflow_storm.log", "finished", {"overflow_storm"}),
-    ("deepspeed__hf_issue14531_t5_scale_at_minimum.log", "unknown", {"overflow_storm"}),
+    ("deepspeed__hf_issue14531_t5_scale_at_minimum.log", "stalled", {"overflow_storm", "stall"}),
     ("ranks__torchrun_tee3_crash.log", "crashed", {"crash"}),
     ("ranks__torchrun_tee3_straggler.log", "finished", {"straggler", "dataloader_bound"}),
     ("deepspeed__coca_4rank_zero1_sighup.log", "crashed", {"crash"}),

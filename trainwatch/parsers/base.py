@@ -111,6 +111,9 @@ class Parser(ABC):
     # without triggers, again in ascending priority (`runner.SourceParser`). Specific formats
     # ~100, cross-format events ~500, generic fallback ~900.
     priority: ClassVar[int] = 100
+    # The parser reads what is glued after its tqdm bar itself (Lightning's stop message, the
+    # Trainer's loss dict): such a line goes to it whole; other glued lines are split at the bar.
+    reads_after_bar: ClassVar[bool] = False
 
     @abstractmethod
     def feed(self, text: str, line: Line, out: Emitter) -> bool:

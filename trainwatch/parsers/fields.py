@@ -261,6 +261,10 @@ def named_value(key: str, value: float) -> tuple[str, float] | None:
     return got
 
 
+_COPULAS = frozenset({"is", "was", "are", "equals"})
+_LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
+
+
 def _key_before(text: str, start: int, lo: int) -> str | None:
     """The label of the value at `start` (`train loss` in `| train loss: 3.11`), or None."""
     window = text[max(lo, start - _KEY_WINDOW) : start]
@@ -272,13 +276,20 @@ def _key_before(text: str, start: int, lo: int) -> str | None:
         return None
     key = m.group("key")
     sep = bool(m.group("sep"))
+    key_start = m.start()
+    if not sep and m.group("gap") and key.lower() in _COPULAS:
+        # `Total loss is  29.86`, `loss was 2.1`: the word before the verb is the label
+        w = _LAST_WORD.search(window, 0, m.start())
+        if w is None:
+            return None
+        key, sep, key_start = w.group(1), True, w.start(1)
     if not sep:
         # `loss 2.31`: a plain word label and only spaces (or a quote) before the value.
         if m.group("open") or (not m.group("gap") and not m.group("q") and not m.group("vq")):
             return None
         if key.lower() in STOP_WORDS or (key.isupper() and len(key) > 3):
             return None
-    before = window[: m.start()]
+    before = window[:key_start]
     if before.endswith((".", "-", "/")) or before[-1:].isdigit():
         return None  # the tail of a dotted/hyphenated token: `v1.2 3`, `2024-01 5`
     words = [key]
@@ -334,11 +345,28 @@ def _counter_kind(key: str) -> str | None:
     return None
 
 
+_GLOBAL_COUNTERS = frozenset(
+    {"global_step", "globalstep", "global_steps", "trainer_global_step", "train_global_step", "global_iteration"}
+    | {"total_train_updates", "total_updates", "num_updates"}
+)
+
+
+@lru_cache(maxsize=1024)
+def _counter_rank(key: str) -> int:
+    """Which of two step counters on one line is the run's step: a global one (2), one named for
+    steps (1), any other (`iter`, `updates`: 0)."""
+    norm = key.lower().replace(" ", "_").replace("-", "_")
+    if norm in _GLOBAL_COUNTERS:
+        return 2
+    return 1 if norm.split("_")[-1] in ("step", "steps") else 0
+
+
 def read_fields(text: str) -> Reading | None:
     """Every field of `text`, or None when it holds no number with a label."""
     lo = prefix_end(text)
     metrics: dict[str, float] = {}
     step = total = inner = inner_total = epoch_total = None
+    step_rank = 0
     epoch: float | None = None
     counted_ends: list[tuple[int, int]] = []  # spans of values used as counters
     it_per_s: float | None = None
@@ -374,8 +402,10 @@ def read_fields(text: str) -> Reading | None:
             t = _SLASH_TOTAL.match(text, end)
             of = int(t.group("m")) if t is not None else None
             n = _int(raw)
-            if kind == "step" and step is None and n is not None:
-                step, total = n, of
+            if kind == "step" and n is not None and (step is None or _counter_rank(key) > step_rank):
+                # ParlAI `'updates': 81, ..., 'total_train_updates': 151`, litgpt `iter 120 | step 30`:
+                # the run's global counter over a per-report one, optimizer steps over micro-batches
+                step, total, step_rank = n, of, _counter_rank(key)
             elif kind == "batch" and inner is None and n is not None:
                 inner, inner_total = n, of
             elif kind == "epoch" and epoch is None:

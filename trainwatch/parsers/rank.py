@@ -20,10 +20,11 @@ import re
 #   [default3]:  torchrun --tee 3 (role "default" + local rank)
 #   [PID:6552] [RANK:4]  loggers that stamp pid and rank on every line
 #   [1,5]<stdout>:  OpenMPI `mpirun --tag-output` (job id, rank); SageMaker adds `mpirank:` and the host
-#   [rank: 0]  Lightning's `rank_prefixed_message` (`rank_zero_info`, Fabric scripts' `[rank: 0] Seed set to 42`)
+#   [rank: 0]  Lightning's `rank_prefixed_message` (`rank_zero_info`, Fabric scripts' `[rank: 0] Seed set to 42`);
+#              ParlAI pads it: `[rank:  0]`
 _PREFIX = re.compile(
     r"^(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\]"
-    r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:|\[rank: (\d{1,9})(?!\d)\](?= ))\s?"
+    r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:|\[rank: {1,2}(\d{1,9})(?!\d)\](?= ))\s?"
 )
 # `srun -l` / `srun --label`: "3: " (task id, right-aligned when there are >= 10 tasks).
 _SRUN_LABEL = re.compile(r"^ *(\d{1,5}): ")

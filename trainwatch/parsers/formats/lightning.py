@@ -39,11 +39,11 @@ from trainwatch.parsers.formats._tqdm import Bar, find_bar
 _EPOCH_DESC = re.compile(r"^Epoch (\d{1,18}(?!\d))$")
 _OTHER_DESC = ("Validation", "Validating", "Sanity Checking", "Testing", "Predicting", "Training")
 _CHECKPOINT = re.compile(
-    r"^Epoch (?P<epoch>\d{1,18}(?!\d)), global step (?P<step>\d{1,18}(?!\d)): '?(?P<monitor>[^']+?)'? reached (?P<value>\S+) "
+    r"(?:^|[\s:\]])Epoch (?P<epoch>\d{1,18}(?!\d)), global step (?P<step>\d{1,18}(?!\d)): '?(?P<monitor>[^']+?)'? reached (?P<value>\S+) "
     r"\(best (?P<best>\S+)\), saving model to '?(?P<path>[^']+?)'? as top (?P<k>\d{1,18}(?!\d))"
 )
 _OLD_CHECKPOINT = re.compile(
-    r"^Epoch (?P<epoch>\d{1,18}(?!\d)): (?P<monitor>\S+) reached (?P<value>\S+) \(best \S+\), saving model to (?P<path>\S+) as top \d+"
+    r"(?:^|[\s:\]])Epoch (?P<epoch>\d{1,18}(?!\d)): (?P<monitor>\S+) reached (?P<value>\S+) \(best \S+\), saving model to (?P<path>\S+) as top \d+"
 )
 _STOPPED = re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d{1,18}(?!\d))` reached\.")
 _SKIP = {"v_num"}
@@ -77,6 +77,7 @@ def postfix_metrics(bar: Bar) -> dict[str, float]:
 class LightningParser(Parser):
     name = "lightning"
     title = "PyTorch Lightning"
+    reads_after_bar = True
     triggers = ("Epoch ", "DataLoader", "Validating", "Sanity Checking")
     example = "Epoch 3:  45%|████▌     | 450/1000 [01:23<01:42, 5.38it/s, loss=0.234, v_num=12]"
     priority = 100

@@ -183,9 +183,12 @@ class SourceParser:
         glued = glued_after_bar(text) if line.kind is Kind.LINE else None
         if glued is not None:
             # `...132.28s/it][2023-06-07 22:18:11] [INFO] OVERFLOW!`: the bar and the message
-            # printed over it are two lines; each goes to the parser that knows it.
-            understood = self._dispatch(text[:glued], line) is not None
-            understood = self._dispatch(text[glued:], line) is not None or understood
+            # printed over it are two lines; each goes to the parser that knows it, unless the
+            # bar's own parser reads what follows its bar.
+            understood = self._dispatch(text, line, after_bar=True) is not None
+            if not understood:
+                understood = self._dispatch(text[:glued], line) is not None
+                understood = self._dispatch(text[glued:], line) is not None or understood
             if understood:
                 self.stats.understood += 1
             return
@@ -195,9 +198,12 @@ class SourceParser:
             if self._catchup.learning and prefix_rank is None and host is None and not self._probe.mode:
                 self._catchup.learn(parser, text)
 
-    def _dispatch(self, text: str, line: Line) -> Parser | None:
-        """The first parser that understands the text (its triggers first, then the ones always asked)."""
+    def _dispatch(self, text: str, line: Line, *, after_bar: bool = False) -> Parser | None:
+        """The first parser that understands the text (its triggers first, then the ones always asked);
+        `after_bar`: only the parsers that read what is glued after their bar."""
         for parser, triggers in self._triggered:
+            if after_bar and not parser.reads_after_bar:
+                continue
             for trigger in triggers:
                 if trigger in text:
                     break
@@ -207,6 +213,8 @@ class SourceParser:
             if self._safe_feed(parser, text, line):
                 return parser
         for parser in self._always:
+            if after_bar and not parser.reads_after_bar:
+                continue
             self._current_parser = parser.name
             if self._safe_feed(parser, text, line):
                 return parser
