@@ -77,6 +77,10 @@ _KEY_WINDOW = 64
 # `Step [100/1000]`, `iter 5/100`, `| 200/ 2983 batches`: an `n/M` counter.
 _SLASH_TOTAL = re.compile(r"\s*/\s*(?P<m>\d{1,18})(?![\w.])")
 _BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(?![\w/.-])")
+# `Train: [29/300][2670/2859]` (Swin, ConvNeXt, VMamba): the epoch of its total, then the batch of its total.
+_EPOCH_BATCH = re.compile(
+    r"\[\s*(?P<e>\d{1,9})\s*/\s*(?P<et>\d{1,9})\s*\]\s*\[\s*(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})\s*\]"
+)
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
 _LEADING_COUNTER = re.compile(r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s)")
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
@@ -428,6 +432,16 @@ def read_fields(text: str) -> Reading | None:
         lead = _LEADING_COUNTER.match(text, lo)
         if lead is not None:
             step = int(lead.group("n") or lead.group("b"))
+    if step is None and inner is None and epoch is None and "][" in text:
+        pair = _EPOCH_BATCH.search(text, lo)
+        if (
+            pair is not None
+            and int(pair.group("e")) <= int(pair.group("et"))
+            and int(pair.group("n")) <= int(pair.group("m"))
+        ):
+            epoch, epoch_total = float(pair.group("e")), int(pair.group("et"))
+            inner, inner_total = int(pair.group("n")), int(pair.group("m"))
+            evaluating = EVAL_WORD.search(text, lo, pair.start()) is not None
     if step is None and inner is None:
         for bare in _BARE_COUNTER.finditer(text, lo):
             if any(a <= bare.start() < b for a, b in counted_ends):
