@@ -242,3 +242,31 @@ def test_weak_names_are_the_loss_only_where_no_loss_is_printed() -> None:
     both = read_fields("step 10 loss 2.50 ce 2.10 grad_scale 1024")
     assert both is not None and both.metrics["loss"] == 2.5 and both.metrics["ce"] == 2.1
     assert both.metrics["loss_scale"] == 1024
+
+
+def test_bracketed_counters_and_rates_of_updates() -> None:
+    # MXNet's Speedometer (sockeye): `Epoch[0] Batch [3150]`, and updates/sec is the step rate
+    r = read_fields(
+        "[2019-03-17:14:36:36:INFO:sockeye.training:__call__] Epoch[0] Batch [3150]\tSpeed: 71.18 samples/sec "
+        "1971.60 tokens/sec 1.27 updates/sec\tperplexity=29.694005"
+    )
+    assert r is not None and (r.epoch, r.inner) == (0, 3150)
+    assert r.metrics["samples_per_s"] == 71.18 and r.metrics["tokens_per_s"] == 1971.6
+    assert r.metrics["step_time_s"] == pytest.approx(1 / 1.27)
+    # Swin / ConvNeXt: `Train: [29/300][2670/2859]` is the epoch of its total, then the batch
+    swin = read_fields("INFO Train: [29/300][2670/2859]\teta 0:01:24 lr 0.000872\t wd 0.0500\ttime 0.4283 (0.4481)")
+    assert swin is not None and (swin.epoch, swin.epoch_total, swin.inner, swin.inner_total) == (29, 300, 2670, 2859)
+    # a global counter beats a per-report one; a step beats micro-batch iterations
+    parlai = read_fields("{'exs': 1134, 'loss': 0.949, 'updates': 81, 'lr': 0.007, 'total_train_updates': 151}")
+    assert parlai is not None and parlai.step == 151
+    litgpt = read_fields("Ep 1 | iter 120 | step 30: loss train (curr): 1.162 | iter time: 164.51 ms")
+    assert litgpt is not None and litgpt.step == 30
+    # `key is value`
+    horovod = read_fields("Total loss is  29.862733840942383 ETA is  7:57:00.494483")
+    assert horovod is not None and horovod.metrics == {"loss": 29.862733840942383}
+
+
+def test_epoch_summary_lines_are_not_steps_once_batches_are_counted() -> None:
+    lines = [f"INFO:root:Epoch[{e}] Batch [{b}]  Speed: 1{e}{b}.5 samples/sec" for e in (0, 1) for b in (100, 200, 300)]
+    lines.insert(3, "INFO:root:Epoch[0] Time cost=28.650")
+    assert [s for s, _ in _steps(lines)] == [100, 200, 300, 100, 200, 300]

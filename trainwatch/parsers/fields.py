@@ -60,7 +60,7 @@ _UNIT_ATTACHED = re.compile(
 # A unit after a space (`0.52 s`, `(0.982 sec)`, `29403 tok/s`, `1.2 it/s`, `3.1 GiB`).
 _UNIT_SPACED = re.compile(
     r"[ \t](?:ms|sec|secs|seconds?|s|min|mins|[KMGT]i?B"
-    r"|(?:it|its|tok|toks|tokens?|samples?|img|imgs|images|ex|examples|seqs?|steps?|iters?|batch(?:es)?)/(?:s|sec|second)"
+    r"|(?:it|its|tok|toks|tokens?|samples?|img|imgs|images|ex|examples|seqs?|steps?|iters?|batch(?:es)?|updates?|ups|words|wrd)/(?:s|sec|second)"
     r"|(?:s|sec|ms)/(?:it|iter|step|batch))(?![\w/])"
 )
 # The label before a value, read back from the value: `loss: `, `'loss': `, `"lr": "`, `lr=[`, `loss `.
@@ -81,6 +81,8 @@ _BARE_COUNTER = re.compile(r"(?<![\w/.:-])(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})(
 _EPOCH_BATCH = re.compile(
     r"\[\s*(?P<e>\d{1,9})\s*/\s*(?P<et>\d{1,9})\s*\]\s*\[\s*(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})\s*\]"
 )
+# `Epoch[1] Batch [100]` (MXNet's Speedometer, sockeye, gluon scripts): a counter in brackets after its label.
+_BRACKET_COUNTER = re.compile(r"\b(?P<key>[A-Za-z][A-Za-z_]{1,20}) ?\[ ?(?P<n>\d{1,18})\]")
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
 _LEADING_COUNTER = re.compile(r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s)")
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
@@ -114,6 +116,11 @@ _RATE_UNITS = {
     "iters/s": "it_per_s",
     "batch/s": "it_per_s",
     "batches/s": "it_per_s",
+    "update/s": "it_per_s",  # sockeye, fairseq: optimizer updates per second
+    "updates/s": "it_per_s",
+    "ups/s": "it_per_s",
+    "words/s": "tokens_per_s",  # Marian, OpenNMT, fairseq's wps: target words are its tokens
+    "wrd/s": "tokens_per_s",
 }
 _PER_STEP_UNITS = ("/it", "/iter", "/step", "/batch")
 _SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
@@ -376,6 +383,18 @@ def read_fields(text: str) -> Reading | None:
     it_per_s: float | None = None
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
+    if "[" in text:
+        for bc in _BRACKET_COUNTER.finditer(text, lo):
+            kind, n = _counter_kind(bc.group("key")), int(bc.group("n"))
+            if kind == "epoch" and epoch is None:
+                epoch = float(n)
+            elif kind == "batch" and inner is None:
+                inner = n
+            elif kind == "step" and step is None:
+                step, step_rank = n, _counter_rank(bc.group("key"))
+            else:
+                continue
+            counted_ends.append(bc.span("n"))
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
         raw = m.group("val")

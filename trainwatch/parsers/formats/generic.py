@@ -232,6 +232,7 @@ class GenericParser(Parser):
         self._uncounted_progress = False
         self._epochs: int | None = None  # the total of a bar counting epochs
         self._bar_finished = False
+        self._batch_counted = False  # a step or batch counter was read: epochs alone no longer number steps
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
@@ -261,10 +262,24 @@ class GenericParser(Parser):
                 self._templates.popitem(last=False)
         else:
             self._templates.move_to_end(key)
+        epoch_only = reading.step is None and reading.inner is None
+        if epoch_only and self._batch_counted:
+            # `Epoch[0] Time cost=28.650` between `Epoch[0] Batch [900] ...` lines: a summary of the
+            # epoch, not a step numbered by the epoch (that is for logs printing one line per epoch);
+            # an epoch's validation (`{"epoch": 25, "valid_loss": ...}`) belongs to the last step
+            if "eval_loss" not in reading.metrics or self._last_step is None:
+                return False
+            metrics = dict(reading.metrics)
+            if reading.epoch is not None:
+                metrics.setdefault("epoch", reading.epoch)
+            out.step(self._last_step, metrics)
+            return True
         got = _step_of(reading, template)
         if got is None:
             return self._uncounted(reading, template, line, text, out)
         step, metrics = got
+        if not epoch_only:
+            self._batch_counted = True
         if not template.confirmed and self._goes_on(step, reading):
             template.confirmed = True
         if template.confirmed:
