@@ -319,6 +319,8 @@ SYNONYMS: dict[str, str] = {
     "tflop_s_gpu": "tflops",
     "model_tflops": "tflops",
     "mfu_pct": "mfu_pct",
+    "train_loss_step": "loss",  # Lightning `self.log(..., on_step=True, on_epoch=True)`: the step's value
+    "loss_step": "loss",
     "train_step_runtime": "step_time_s",  # HF Trainer forks: seconds of the last step
     "step_runtime": "step_time_s",
     "train_step_samples_per_second": "samples_per_s",

@@ -385,13 +385,13 @@ def read_fields(text: str) -> Reading | None:
     evaluating = False
     if "[" in text:
         for bc in _BRACKET_COUNTER.finditer(text, lo):
-            kind, n = _counter_kind(bc.group("key")), int(bc.group("n"))
-            if kind == "epoch" and epoch is None:
-                epoch = float(n)
-            elif kind == "batch" and inner is None:
-                inner = n
-            elif kind == "step" and step is None:
-                step, step_rank = n, _counter_rank(bc.group("key"))
+            bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n"))
+            if bkind == "epoch" and epoch is None:
+                epoch = float(bn)
+            elif bkind == "batch" and inner is None:
+                inner = bn
+            elif bkind == "step" and step is None:
+                step, step_rank = bn, _counter_rank(bc.group("key"))
             else:
                 continue
             counted_ends.append(bc.span("n"))

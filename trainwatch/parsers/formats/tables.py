@@ -31,12 +31,27 @@ _BLOCK_STEP_KEYS = ("total_timesteps", "timesteps_total", "num_env_steps_sampled
 _MAX_ROWS = 200
 
 _COLS = re.compile(r"\S+(?: \S+)*")  # cells: separated by two or more spaces (or tabs)
-_STEP_COLUMNS = {"epoch": "epoch", "step": "step", "iter": "step", "iteration": "step", "epochs": "epoch"}
+_STEP_COLUMNS = {
+    "epoch": "epoch",
+    "step": "step",
+    "iter": "step",
+    "iteration": "step",
+    "epochs": "epoch",
+    "global_step": "step",  # Lightning's CSVLogger under a logger that names it so (ldm's metrics.csv)
+    "trainer_global_step": "step",
+}
 _CLOCK = re.compile(r"^(?:\d{1,2}:)?\d{1,2}:\d{2}$")
 _DASHES = re.compile(r"^[\s-]+$")
 
 
+def _csv(text: str) -> bool:
+    """A comma-separated row (a metrics.csv pasted into the log): commas, no column padding."""
+    return "," in text and "  " not in text and "\t" not in text and "|" not in text and "{" not in text
+
+
 def _cells(text: str) -> list[str]:
+    if _csv(text):
+        return [c.strip() for c in text.strip().split(",")]  # empty cells kept: a metric not logged at that step
     if "|" in text:
         return [c.strip() for c in text.strip().strip("|").split("|")]
     return [c for c in re.split(r"\s{2,}|\t", text.strip()) if c]
@@ -161,6 +176,17 @@ class HeaderTableParser(Parser):
             ),
             events=("nan",),
         ),
+        Sample(  # Lightning-AI/pytorch-lightning issue #32467: CSVLogger's metrics.csv pasted (empty cells)
+            "epoch,step,train_loss_epoch,train_loss_step,val_loss\n"
+            "0,49,,0.6689074635505676,\n"
+            "0,99,,0.6776237487792969,\n"
+            "0,99,0.66,,0.71\n",
+            steps=(
+                (49, {"epoch": 0, "loss": 0.6689074635505676}),
+                (99, {"epoch": 0, "loss": 0.6776237487792969}),
+                (99, {"eval_loss": 0.71}),
+            ),
+        ),
     )
 
     def __init__(self) -> None:
@@ -177,7 +203,7 @@ class HeaderTableParser(Parser):
             if len(cells) == len(self._header):
                 return self._row(cells, out)
             self._header = None
-        if "  " not in text and "\t" not in text and "|" not in text:
+        if "  " not in text and "\t" not in text and "|" not in text and not _csv(text):
             return False
         cells = _cells(text)
         if len(cells) < 2 or len(cells) > 24:
@@ -189,7 +215,9 @@ class HeaderTableParser(Parser):
         if not any("loss" in n or "acc" in n for n in names):
             return False
         self._header = names
-        self._step_col = step_cols[0]
+        # `epoch,step,train_loss_step,...`: the step column numbers the rows, the epoch is a value
+        by_step = [i for i in step_cols if _STEP_COLUMNS[names[i]] == "step"]
+        self._step_col = (by_step or step_cols)[0]
         return True
 
     def _row(self, cells: list[str], out: Emitter) -> bool:
@@ -204,7 +232,7 @@ class HeaderTableParser(Parser):
             if _CLOCK.match(value):
                 continue  # fastai's wall time per epoch
             number = parse_number(value)
-            metric = field_name(name, "")
+            metric = "epoch" if _STEP_COLUMNS.get(name) == "epoch" else field_name(name, "")
             if number is not None and metric:
                 metrics.setdefault(metric, number)
         if _STEP_COLUMNS[header[self._step_col]] == "epoch":
