@@ -335,6 +335,11 @@ def test_finished_markers_are_reported_once() -> None:
         "INFO:torch.distributed.elastic.agent.server.api:Done waiting for other agents. Elapsed: 0.0012 seconds",
     ]
     assert len(events(feed(agent), "finished")) == 1
+    # Ray Train / Tune 2.5+ (ray-project/ray issue #36790)
+    ray = [
+        "Trial TorchTrainer_8dace_00004 completed training after 20 iterations at 2023-06-23 15:30:42. Total running time: 14s"
+    ]
+    assert len(events(feed(ray), "finished")) == 1
 
 
 def test_not_finished_markers() -> None:

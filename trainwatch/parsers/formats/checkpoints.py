@@ -16,6 +16,8 @@ from trainwatch.parsers.base import Emitter
 _CKPT_PATTERNS = (
     # HF Trainer: `Saving model checkpoint to output/run/checkpoint-200`
     re.compile(r"\bSaving model checkpoint to (\S+)"),
+    # Ray Train (>= 2.5): `Training saved a checkpoint for iteration 1 at: /home/ray/.../checkpoint_000000`
+    re.compile(r"\bsaved a checkpoint for iteration (?P<iteration>\d{1,18}(?!\d)) at:? (\S+)"),
     # DeepSpeed engine: `Saving model checkpoint: /ckpt/global_step100/mp_rank_00_model_states.pt`
     re.compile(r"\bSaving model checkpoint: (\S+)"),
     # modded-nanogpt & generic: `Saved checkpoint to experiments/.../state_step002000.pt`

@@ -18,6 +18,9 @@ _FINISHED = (
     ("torchrun", re.compile(r"Local worker group finished \(WorkerState\.SUCCEEDED\)")),
     ("torchrun", re.compile(r"\bDone waiting for other agents\. Elapsed: ")),
     ("megatron", re.compile(r"\[after training is done\]")),
+    # Ray Train / Tune (>= 2.5): `Training completed after 20 iterations at 2023-06-23 15:30:42.`,
+    # `Trial TorchTrainer_8dace_00004 completed training after 20 iterations at ...`
+    ("ray", re.compile(r"^(?:Training completed|Trial \S+ completed training) after \d{1,18} iterations\b")),
     # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`
     ("deepspeed", re.compile(r"\bProcess \d{1,18} exits successfully\.")),
     # The total a loop prints once its training loop returned, on a line of its own: LitGPT's

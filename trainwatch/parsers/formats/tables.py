@@ -27,7 +27,11 @@ from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _RULE = re.compile(r"^\s*-{8,}\s*$")
 _KV_ROW = re.compile(r"^\|\s*(?P<key>[^|]*?)\s*\|\s*(?P<value>[^|]*?)\s*\|\s*$")
+# Ray (>= 2.5) result boxes: `╭───╮`, a title row, `├───┤`, `│ loss      50 │` rows, `╰───╯`.
+_BOX_RULE = re.compile(r"^\s*[╭├┌╰└][─━]{8,}[╮┤┐╯┘]\s*$")
+_BOX_ROW = re.compile(r"^\s*│ ?(?P<key>\S.*?)(?:\s{2,}(?P<value>\S+))?\s*│\s*$")
 _BLOCK_STEP_KEYS = ("total_timesteps", "timesteps_total", "num_env_steps_sampled", "iterations", "training_iteration")
+_BLOCK_STEP_TIME = "time_this_iter_s"  # Ray: the seconds of this training iteration
 _MAX_ROWS = 200
 
 _COLS = re.compile(r"\S+(?: \S+)*")  # cells: separated by two or more spaces (or tabs)
@@ -60,7 +64,7 @@ def _cells(text: str) -> list[str]:
 class KeyValueTableParser(Parser):
     name = "kv_table"
     title = "key | value blocks (stable-baselines3 logger)"
-    triggers = ("|", "----")
+    triggers = ("|", "----", "│", "─")
     example = "|    loss                 | 6.04        |"
     priority = 850
     samples = (
@@ -86,6 +90,21 @@ class KeyValueTableParser(Parser):
             # The block's step is its `total_timesteps`.
             steps=((4096, {"loss": 6.04, "lr": 0.0003, "fps": 1284, "entropy_loss": -0.685, "value_loss": 48.8}),),
         ),
+        Sample(  # ray-project/ray issue #36795: Ray Train 2.5's result box (the config rows are not metrics)
+            "Training finished iteration 1 at 2023-06-22 22:44:43. Total running time: 8s\n"
+            "╭─────────────────────────────────────────────────╮\n"
+            "│ Training result                                 │\n"
+            "├─────────────────────────────────────────────────┤\n"
+            "│ time_this_iter_s                        5.42888 │\n"
+            "│ time_total_s                            5.42888 │\n"
+            "│ training_iteration                            1 │\n"
+            "│ config/train_loop_config/lr               0.001 │\n"
+            "│ loss                                         50 │\n"
+            "╰─────────────────────────────────────────────────╯\n"
+            "Training saved a checkpoint for iteration 1 at: /home/ray/ray_results/TorchTrainer/checkpoint_000000\n",
+            steps=((1, {"loss": 50, "step_time_s": 5.42888}),),
+            events=("checkpoint",),
+        ),
     )
 
     def __init__(self) -> None:
@@ -95,19 +114,21 @@ class KeyValueTableParser(Parser):
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if line.kind is Kind.FRAME:
             return False
-        if _RULE.match(text):
+        if _RULE.match(text) or _BOX_RULE.match(text):
             if self._rows:
                 self._release(out)
-            self._rows = []
+            self._rows = [] if text.lstrip()[0] not in "╰└" else None
             self._section = ""
             return True
         if self._rows is None:
             return False
-        m = _KV_ROW.match(text)
+        m = _KV_ROW.match(text) or _BOX_ROW.match(text)
         if m is None:
             self._rows = None
             return False
-        key, value = m.group("key"), m.group("value")
+        key, value = m.group("key"), m.group("value") or ""
+        if key.startswith("config/"):
+            return True  # Ray: the trial's configuration, not a metric
         if key.endswith("/") and not value:
             self._section = key
         elif len(self._rows) < _MAX_ROWS:
@@ -141,7 +162,9 @@ class KeyValueTableParser(Parser):
         for key, number in values.items():
             leaf = key.rsplit("/", 1)[-1]
             name = field_name(leaf, "")
-            if name and leaf not in _BLOCK_STEP_KEYS:
+            if leaf == _BLOCK_STEP_TIME:
+                metrics.setdefault("step_time_s", number)
+            elif name and leaf not in _BLOCK_STEP_KEYS:
                 metrics.setdefault(name, number)
         if metrics:
             out.step(step, metrics, line=rows[0][2])
