@@ -435,3 +435,21 @@ def test_a_save_glued_after_a_bar_keeps_the_bar() -> None:
     records = feed([line])
     assert events(records, "checkpoint")
     assert [(s.step, s.metrics["loss"]) for s in records if isinstance(s, Step)] == [(500, 0.208)]
+
+
+def test_a_traceback_cut_at_its_start_and_the_deepspeed_launchers_exit() -> None:
+    # `tail -n 40 out.log`: the frames and the exception without their header; then DeepSpeed's
+    # launcher kills the other workers and reports the failed one's exit code
+    lines = [
+        "    result = forward_call(*input, **kwargs)",
+        '  File "/x/transformers/models/llama/modeling_llama.py", line 136, in apply_rotary_pos_emb',
+        "    q_embed = (q * cos) + (rotate_half(q) * sin)",
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:3 and cpu!",
+        "[2023-06-09 05:24:44,405] [INFO] [launch.py:314:sigkill_handler] Killing subprocess 75727",
+        "[2023-06-09 05:24:52,263] [ERROR] [launch.py:320:sigkill_handler] ['/opt/conda/bin/python', '-u', "
+        "'main.py', '--local_rank=15'] exits with return code = 1",
+    ]
+    records = feed(lines)
+    (tb,) = events(records, "traceback")
+    assert "RuntimeError" in tb.message
+    assert [e.data.get("exitcode") for e in events(records, "crash")][-1:] == [1]

@@ -36,7 +36,7 @@ _PREFILTER = re.compile(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
     r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished"
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
-    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|completed training after|"
+    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|completed training after|exits with return code|"
     + NUMERICS_PREFILTER
 )
 # Text a traceback header can be glued to: a progress bar (read by the bar formats), a `^C` echo.
@@ -153,9 +153,11 @@ class EventsParser(Parser):
             return True
         if "Traceback (most recent call last)" in body:
             return self._glued_traceback(key, body, line, out, level)
-        if body[:1] in " \t" and previous_no != line.no - 1 and FRAME.match(body):
-            # The first frame, its header glued to the line before (which another format read).
-            self._tracebacks.start(key, line.no - 1, line_time(text), _GLOG_SEVERITY[level] if level else "error")
+        if body[:1] in " \t" and FRAME.match(body) and not previous.startswith("Stack (most recent call last)"):
+            # The first frame, its header glued to the line before (which another format read), or
+            # a traceback whose start the log does not hold (`tail -n 200`, a paste): from here.
+            start = line.no - 1 if previous_no != line.no - 1 else line.no
+            self._tracebacks.start(key, start, line_time(text), _GLOG_SEVERITY[level] if level else "error")
             return True
         opened = self._summary.feed_start(body, line)
         if opened is not None:

@@ -27,6 +27,8 @@ _FAILED_EXIT = re.compile(
 _FAILED_CODE = re.compile(
     r"failed \(exitcode: (\d{1,9}(?!\d))\) local_rank: (\d{1,18}(?!\d)) \(pid: (\d{1,18}(?!\d))\)"
 )
+# DeepSpeed's launcher after a worker failed: `[launch.py:320:sigkill_handler] ['python', ...] exits with return code = 1`
+_DS_LAUNCHER_EXIT = re.compile(r"\bsigkill_handler\].* exits with return code = (-?\d{1,9})\s*$")
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
 _KEYBOARD = re.compile(r"^KeyboardInterrupt(?::.*)?$")
@@ -104,7 +106,13 @@ class Failures:
         if "atchdog" in body or "NCCL" in body or "nccl" in body:
             if self.nccl(body, line, out, rank):
                 return True
-        if "ignal" in body or "SIG" in body or "exitcode" in body or "KeyboardInterrupt" in body:
+        if (
+            "ignal" in body
+            or "SIG" in body
+            or "exitcode" in body
+            or "KeyboardInterrupt" in body
+            or "sigkill_handler" in body
+        ):
             if self.signal(body, line, out, rank):
                 return True
         return False
@@ -166,6 +174,14 @@ class Failures:
         if m:
             data = {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3))}
             out.event("crash", "error", body, data, rank=rank, line=line.no)
+            return True
+        m = _DS_LAUNCHER_EXIT.search(body) if "sigkill_handler" in body else None
+        if m:
+            code = int(m.group(1))
+            if code < 0:
+                out.event("signal", "error", body, {"signal": signal_name(str(-code))}, rank=rank, line=line.no)
+            elif code != 0:
+                out.event("crash", "error", body, {"exitcode": code}, rank=rank, line=line.no)
             return True
         m = SIGNAL_RECEIVED.search(body)
         if m:
