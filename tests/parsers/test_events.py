@@ -453,3 +453,23 @@ def test_a_traceback_cut_at_its_start_and_the_deepspeed_launchers_exit() -> None
     (tb,) = events(records, "traceback")
     assert "RuntimeError" in tb.message
     assert [e.data.get("exitcode") for e in events(records, "crash")][-1:] == [1]
+
+
+def test_slurm_ends_a_job() -> None:
+    # scancel / a time limit (glued to a bar, as a job's stderr shows it), srun's per-task report, a cgroup OOM kill
+    records = feed(
+        [
+            "Preparing test set...:  46%|████▋     | 31/67 [29:02<35:12, 58.67s/it]slurmstepd: error: *** STEP 6053.0 "
+            "ON DEL2212S020 CANCELLED AT 2024-04-23T12:18:08 ***",
+            "slurmstepd: error: *** JOB 81234 ON gpu-node-07 CANCELLED AT 2024-04-23T12:18:08 DUE TO TIME LIMIT ***",
+            "srun: error: gpu-node-07: task 3: Killed",
+            "srun: error: gpu-node-07: tasks 0-2: Exited with exit code 1",
+            "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=81234.0. Some of your processes may have been "
+            "killed by the cgroup out-of-memory handler.",
+        ]
+    )
+    signals = events(records, "signal")
+    assert [e.data["signal"] for e in signals] == ["SIGTERM", "SIGTERM", "SIGKILL"]
+    assert signals[1].data["reason"] == "time limit" and signals[0].data["step"] == "6053.0"
+    assert [e.data["exitcode"] for e in events(records, "crash")] == [1]
+    assert len(events(records, "oom")) == 1

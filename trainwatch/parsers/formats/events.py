@@ -36,7 +36,7 @@ _PREFILTER = re.compile(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
     r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished"
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
-    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|completed training after|exits with return code|"
+    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|"
     + NUMERICS_PREFILTER
 )
 # Text a traceback header can be glued to: a progress bar (read by the bar formats), a `^C` echo.

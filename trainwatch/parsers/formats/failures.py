@@ -29,6 +29,12 @@ _FAILED_CODE = re.compile(
 )
 # DeepSpeed's launcher after a worker failed: `[launch.py:320:sigkill_handler] ['python', ...] exits with return code = 1`
 _DS_LAUNCHER_EXIT = re.compile(r"\bsigkill_handler\].* exits with return code = (-?\d{1,9})\s*$")
+# Slurm ending a job or step: `slurmstepd: error: *** JOB 123 ON node7 CANCELLED AT 2024-04-23T12:18:08 DUE TO
+# TIME LIMIT ***` (scancel, a time limit, preemption: SIGTERM, then SIGKILL after KillWait), and srun's
+# report per task: `srun: error: node7: task 0: Killed` / `Terminated` / `Exited with exit code 1`.
+_SLURM_CANCEL = re.compile(r"\*\*\* (JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Za-z ]+?))? \*\*\*")
+_SRUN_TASK = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Killed|Terminated|Exited with exit code (\d{1,9}))")
+_SLURM_OOM = re.compile(r"slurmstepd: error: Detected (\d{1,9}) oom[-_]kill event")
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
 _KEYBOARD = re.compile(r"^KeyboardInterrupt(?::.*)?$")
@@ -103,6 +109,8 @@ class Failures:
         """A single line that is an OOM, an NCCL failure or a signal (True), or none of them."""
         if _OOM.search(body):
             return self.oom(body, line, out, rank)
+        if ("oom-kill" in body or "oom_kill" in body) and _SLURM_OOM.search(body):
+            return self.oom(body, line, out, rank)
         if "atchdog" in body or "NCCL" in body or "nccl" in body:
             if self.nccl(body, line, out, rank):
                 return True
@@ -112,6 +120,8 @@ class Failures:
             or "exitcode" in body
             or "KeyboardInterrupt" in body
             or "sigkill_handler" in body
+            or "CANCELLED AT" in body
+            or "srun: error" in body
         ):
             if self.signal(body, line, out, rank):
                 return True
@@ -175,6 +185,8 @@ class Failures:
             data = {"exitcode": int(m.group(1)), "local_rank": int(m.group(2)), "pid": int(m.group(3))}
             out.event("crash", "error", body, data, rank=rank, line=line.no)
             return True
+        if "CANCELLED AT" in body or "srun: error" in body:
+            return self._slurm(body, line, out, rank)
         m = _DS_LAUNCHER_EXIT.search(body) if "sigkill_handler" in body else None
         if m:
             code = int(m.group(1))
@@ -195,6 +207,26 @@ class Failures:
             out.event("signal", "error", body, {"signal": m.group(1)}, rank=rank, line=line.no)
             return True
         return False
+
+    def _slurm(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        m = _SLURM_CANCEL.search(body)
+        if m:
+            data = {"signal": "SIGTERM", "scheduler": "slurm", m.group(1).lower(): m.group(2), "node": m.group(3)}
+            if m.group(5):
+                data["reason"] = m.group(5).strip().lower()  # time limit, preemption, node failure
+            out.event("signal", "error", body.strip(), data, rank=rank, line=line.no)
+            return True
+        m = _SRUN_TASK.search(body)
+        if m is None:
+            return False
+        data: dict[str, Any] = {"node": m.group(1), "tasks": m.group(2)}
+        if m.group(4) is not None:
+            if int(m.group(4)) != 0:
+                self.crash(body.strip(), {**data, "exitcode": int(m.group(4))}, line.no, out, rank)
+            return True
+        sig = "SIGKILL" if m.group(3) == "Killed" else "SIGTERM"
+        out.event("signal", "error", body.strip(), {**data, "signal": sig}, rank=rank, line=line.no)
+        return True
 
     def pid_signal(self, message: str, pid: int, sig: str, line_no: int, out: Emitter, rank: int | None) -> None:
         """A worker killed by a signal, reported once although torchrun prints it twice."""
