@@ -211,10 +211,10 @@ class Failures:
     def _slurm(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
         m = _SLURM_CANCEL.search(body)
         if m:
-            data = {"signal": "SIGTERM", "scheduler": "slurm", m.group(1).lower(): m.group(2), "node": m.group(3)}
+            ended = {"signal": "SIGTERM", "scheduler": "slurm", m.group(1).lower(): m.group(2), "node": m.group(3)}
             if m.group(5):
-                data["reason"] = m.group(5).strip().lower()  # time limit, preemption, node failure
-            out.event("signal", "error", body.strip(), data, rank=rank, line=line.no)
+                ended["reason"] = m.group(5).strip().lower()  # time limit, preemption, node failure
+            out.event("signal", "error", body.strip(), ended, rank=rank, line=line.no)
             return True
         m = _SRUN_TASK.search(body)
         if m is None:
