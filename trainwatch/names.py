@@ -342,11 +342,20 @@ WEAK_SYNONYMS: dict[str, str] = {
 }
 
 
+_EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
+
+
 def settle_weak(metrics: dict[str, float]) -> None:
     """Weak names take the contract name when the line printed no value under it (in place)."""
     for weak, strong in WEAK_SYNONYMS.items():
         if weak in metrics and strong not in metrics:
             metrics[strong] = metrics.pop(weak)
+    if "eval_loss" not in metrics:
+        # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
+        for key in metrics:
+            if key == "test_loss" or key.endswith(_EVAL_LOSS_ENDS):
+                metrics["eval_loss"] = metrics.pop(key)
+                break
 
 
 # Labels of the time one step takes (seconds unless a unit says otherwise).

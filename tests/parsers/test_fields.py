@@ -270,3 +270,14 @@ def test_epoch_summary_lines_are_not_steps_once_batches_are_counted() -> None:
     lines = [f"INFO:root:Epoch[{e}] Batch [{b}]  Speed: 1{e}{b}.5 samples/sec" for e in (0, 1) for b in (100, 200, 300)]
     lines.insert(3, "INFO:root:Epoch[0] Time cost=28.650")
     assert [s for s, _ in _steps(lines)] == [100, 200, 300, 100, 200, 300]
+
+
+def test_a_line_that_reports_an_evaluation_gives_the_evaluation_loss() -> None:
+    valid = read_fields("Valid Summary | Epoch 1 | ce=6.651 | ppl=776.985 | duration=234.961")  # audiocraft
+    assert valid is not None and valid.metrics["eval_loss"] == 6.651 and "loss" not in valid.metrics
+    train = read_fields("Train Summary | Epoch 1 | lr=1.95E-01 | grad_norm=3.172E+00 | grad_scale=65536.000 | ce=6.892")
+    assert train is not None and train.metrics["loss"] == 6.892 and train.metrics["loss_scale"] == 65536
+    clip = read_fields("Eval Epoch: 12 image_to_text_mean_rank: 927.4931\tclip_val_loss: 6.9795\tepoch: 12.0000")
+    assert clip is not None and clip.metrics["eval_loss"] == 6.9795
+    deit = read_fields('{"train_lr": 7.89e-05, "train_loss": 3.1954, "test_loss": 0.9325, "epoch": 250}')
+    assert deit is not None and deit.metrics["loss"] == 3.1954 and deit.metrics["eval_loss"] == 0.9325

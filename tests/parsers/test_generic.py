@@ -50,7 +50,7 @@ def test_colon_fields_and_percent() -> None:
     fields = parse_fields(
         "step: 10         train loss: 3.11        test loss: 3.05         tokens/gpu/sec: 9378.40         MFU: 63.91%"
     )
-    assert fields == (10, {"loss": 3.11, "test_loss": 3.05, "tokens_gpu_sec": 9378.4, "mfu_pct": 63.91})
+    assert fields == (10, {"loss": 3.11, "eval_loss": 3.05, "tokens_gpu_sec": 9378.4, "mfu_pct": 63.91})
 
 
 def test_held_lines_emitted_in_order_once_template_repeats() -> None:

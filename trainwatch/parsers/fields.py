@@ -272,6 +272,9 @@ def named_value(key: str, value: float) -> tuple[str, float] | None:
     return got
 
 
+_EVAL_HEAD = re.compile(
+    r"[\s\[(|*=-]*(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b(?![-_])", re.I
+)
 _COPULAS = frozenset({"is", "was", "are", "equals"})
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
@@ -479,6 +482,10 @@ def read_fields(text: str) -> Reading | None:
     if not metrics and step is None and epoch is None:
         return None
     settle_weak(metrics)
+    if "loss" in metrics and "eval_loss" not in metrics and _EVAL_HEAD.match(text, lo):
+        # `Valid Summary | Epoch 1 | ce=6.651`, `Eval Epoch: 12 ... Loss: 6.9`, `Test: [ 0/79] Loss 0.52`:
+        # the line reports an evaluation, its loss is the evaluation loss
+        metrics["eval_loss"] = metrics.pop("loss")
     if step is not None and EVAL_WORD.search(text, lo, lo + 40) and "loss" not in metrics:
         evaluating = True
     return Reading(

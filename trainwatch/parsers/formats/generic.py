@@ -325,7 +325,9 @@ class GenericParser(Parser):
     def _goes_on(self, step: int, reading: Reading) -> bool:
         """A new shape continues confirmed progress: a step or batch counter just past the last one."""
         last = self._last_step
-        counted = reading.step is not None or reading.inner is not None
+        # one line per epoch (DeiT's log.txt adds its test metrics to some): the epoch counts too
+        by_epoch = reading.epoch is not None and not self._batch_counted
+        counted = reading.step is not None or reading.inner is not None or by_epoch
         return counted and last is not None and last < step <= last + 10_000
 
     def _emit(self, out: Emitter, step: int, metrics: dict[str, float]) -> None:
