@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import EVAL_WORD, Reading, read_fields
+from trainwatch.parsers.fields import EVAL_WORD, Reading, prefix_end, read_fields
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
@@ -56,6 +56,10 @@ _DATA_UNITS = frozenset(
     "b kb mb gb tb kib mib gib tib ib examples example ex files file prompts prompt shards shard docs documents"
     " tokens toks tok lines rows".split()
 )
+
+# A line that starts with its epoch (`Epoch 0/139`, `Epoch:  7`, `Epoch 0/100, Batch 17/29316`), not one
+# that mentions epochs (`1 epoch = 20 batches`).
+_EPOCH_HEADER = re.compile(r"(?:^|[\s:|>-])epoch\b[\s:#\[]*\d+(?:\s*/\s*\d+)?\]?[\s,]*(?:$|batch)", re.I)
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -233,6 +237,7 @@ class GenericParser(Parser):
         self._epochs: int | None = None  # the total of a bar counting epochs
         self._bar_finished = False
         self._batch_counted = False  # a step or batch counter was read: epochs alone no longer number steps
+        self._epoch_context: float | None = None  # the epoch a header line (`Epoch 3/10`) announced
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
@@ -251,8 +256,15 @@ class GenericParser(Parser):
 
     def _on_text(self, text: str, line: Line, out: Emitter) -> bool:
         reading = read_fields(text)
-        if reading is None or not reading.metrics:
+        if reading is None:
             return False
+        if not reading.metrics:
+            if reading.epoch is not None and reading.step is None and _EPOCH_HEADER.search(text, prefix_end(text)):
+                # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to
+                self._epoch_context = reading.epoch
+            return False
+        if reading.epoch is None and self._epoch_context is not None:
+            reading = replace(reading, metrics={**reading.metrics, "epoch": self._epoch_context})
         key = reading.shape
         template = self._templates.get(key)
         if template is None:
