@@ -174,3 +174,24 @@ def test_a_message_glued_after_a_bar_is_read_as_its_own_line(tmp_path: Path) -> 
     assert sorted(got) == [20, 378, 379]
     assert got[379]["step_time_s"] == 132.28 and got[20]["loss"] == 3.142 and got[20]["lr"] == 1e-4
     assert [e.kind for e in records if getattr(e, "kind", None) == "overflow"] == ["overflow"]
+
+
+def test_metrics_wrapped_onto_indented_lines_belong_to_the_step_above(tmp_path: Path) -> None:
+    # Lightning's RichProgressBar in a narrow terminal: the postfix wraps, a name and its value may be split
+    pad = " " * 60
+    path = tmp_path / "rich.log"
+    path.write_text(
+        f"Epoch 22/23 ━━━━━━━━━━ 98/98 0:00:21 • 0:00:00 4.66it/s v_num: 1 train_loss: 0.197\n"
+        f"{pad}train_acc: 0.938 lr: 0.003\n"
+        f"{pad}val_loss: 0.344 val_acc: 0.883\n"
+        "\n"
+        f"Epoch 23/23 ━━━━━━━━━━ 98/98 0:00:21 • 0:00:00 4.69it/s v_num: 1 train_loss: 0.139\n"
+        f"{pad}train_acc: 0.961 lr: 0.0 val_loss:\n"
+        f"{pad}0.308 val_acc: 0.903\n",
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [(s.metrics["loss"], s.metrics["lr"], s.metrics["eval_loss"]) for s in got] == [
+        (0.197, 0.003, 0.344),
+        (0.139, 0.0, 0.308),
+    ]

@@ -61,6 +61,9 @@ _DATA_UNITS = frozenset(
 # that mentions epochs (`1 epoch = 20 batches`).
 _EPOCH_HEADER = re.compile(r"(?:^|[\s:|>-])epoch\b[\s:#\[]*\d+(?:\s*/\s*\d+)?\]?[\s,]*(?:$|batch)", re.I)
 
+_WRAP_INDENT = " " * 24  # a line this indented right after a progress line continues it
+_DANGLING_NAME = re.compile(r"[A-Za-z_][\w/.-]*\s*[:=]\s*$")
+
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
@@ -72,6 +75,16 @@ class _Held:
     metrics: dict[str, float]
     line: int
     time: str | None
+
+
+@dataclass
+class _Wrap:
+    """The last progress line, for the metrics wrapped onto the lines under it."""
+
+    line: int
+    step: int
+    held: _Held | None  # the line is still held (its shape not yet confirmed): the metrics join it
+    tail: str = ""  # a name whose value is on the next wrapped line
 
 
 @dataclass
@@ -238,6 +251,7 @@ class GenericParser(Parser):
         self._bar_finished = False
         self._batch_counted = False  # a step or batch counter was read: epochs alone no longer number steps
         self._epoch_context: float | None = None  # the epoch a header line (`Epoch 3/10`) announced
+        self._wrap: _Wrap | None = None
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if not _PRECHECK.search(text):
@@ -255,6 +269,8 @@ class GenericParser(Parser):
         return self._on_text(text, line, out)
 
     def _on_text(self, text: str, line: Line, out: Emitter) -> bool:
+        if text.startswith(_WRAP_INDENT) and self._wrap is not None and line.no == self._wrap.line + 1:
+            return self._wrapped(text, line, out)
         reading = read_fields(text)
         if reading is None:
             return False
@@ -296,6 +312,7 @@ class GenericParser(Parser):
             template.confirmed = True
         if template.confirmed:
             self._emit(out, step, metrics)
+            self._wrap = _Wrap(line.no, step, None)
             return True
         held = template.held
         if held and step > held[-1].step:
@@ -304,12 +321,34 @@ class GenericParser(Parser):
             template.held = []
             template.confirmed = True
             self._emit(out, step, metrics)
+            self._wrap = _Wrap(line.no, step, None)
             return True
         if held and step < held[-1].step:
             held.clear()  # the same step again (other ranks) is held with it
         held.append(_Held(step, metrics, line.no, line_time(text)))
         del held[:-MAX_HELD]
+        self._wrap = _Wrap(line.no, step, held[-1])
         return False
+
+    def _wrapped(self, text: str, line: Line, out: Emitter) -> bool:
+        """A progress line's metrics wrapped onto indented lines under it (Lightning's Rich bar:
+        `Epoch 20/23 ━━━ 98/98 ... train_loss: 0.284`, then `      train_acc: 0.905 lr: 0.009`), a
+        name at the end of one and its value on the next (`... val_loss:` / `      0.308 ...`)."""
+        wrap = self._wrap
+        assert wrap is not None
+        body = wrap.tail + text.strip()
+        dangling = _DANGLING_NAME.search(body)
+        wrap.tail, body = (body[dangling.start() :] + " ", body[: dangling.start()]) if dangling else ("", body)
+        wrap.line = line.no
+        reading = read_fields(body) if body else None
+        if reading is None or reading.step is not None or reading.inner is not None or not reading.metrics:
+            return dangling is not None
+        if wrap.held is not None:
+            for name, value in reading.metrics.items():
+                wrap.held.metrics.setdefault(name, value)
+        else:
+            out.step(wrap.step, dict(reading.metrics))
+        return True
 
     def _uncounted(self, reading: Reading, template: _Template, line: Line, text: str, out: Emitter) -> bool:
         """`training loss: 1.30` printed again and again with no counter (x-transformers, minimal loops):
