@@ -195,3 +195,17 @@ def test_metrics_wrapped_onto_indented_lines_belong_to_the_step_above(tmp_path: 
         (0.197, 0.003, 0.344),
         (0.139, 0.0, 0.308),
     ]
+
+
+def test_a_dict_printed_over_several_lines_is_one_report(tmp_path: Path) -> None:
+    # Detectron's json_stats pasted from a terminal (facebookresearch/Detectron issue #247)
+    path = tmp_path / "stats.log"
+    path.write_text(
+        '{"accuracy_cls": 0.923639, \n  "eta": "1 day, 13:30:44",\n  "iter": 120000,\n  "loss": 0.562384, \n'
+        '  "lr": 0.010000, \n  "mb_qsize": 64, \n  "time": 0.562685}\n'
+        "a line of its own: step 5 loss 1.0\n",
+        encoding="utf-8",
+    )
+    (got,) = steps(read(path)[0])
+    assert got.step == 120000 and got.line == 7
+    assert got.metrics["loss"] == 0.562384 and got.metrics["lr"] == 0.01 and got.metrics["step_time_s"] == 0.562685

@@ -64,6 +64,9 @@ _EPOCH_HEADER = re.compile(r"(?:^|[\s:|>-])epoch\b[\s:#\[]*\d+(?:\s*/\s*\d+)?\]?
 _WRAP_INDENT = " " * 24  # a line this indented right after a progress line continues it
 _DANGLING_NAME = re.compile(r"[A-Za-z_][\w/.-]*\s*[:=]\s*$")
 
+_BLOCK_ITEM = re.compile(r"""^\s*\{?\s*(?:"[^"]{1,80}"|'[^']{1,80}')\s*:\s*\S""")
+MAX_BLOCK_LINES = 200
+
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
@@ -252,8 +255,14 @@ class GenericParser(Parser):
         self._batch_counted = False  # a step or batch counter was read: epochs alone no longer number steps
         self._epoch_context: float | None = None  # the epoch a header line (`Epoch 3/10`) announced
         self._wrap: _Wrap | None = None
+        self._block: list[str] | None = None  # the lines of a dict printed over several lines, until it closes
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if self._block is not None and line.kind is Kind.LINE:
+            return self._in_block(text, line, out)
+        if text.startswith("{", len(text) - len(text.lstrip())) and "}" not in text and _BLOCK_ITEM.search(text):
+            self._block = [text.strip()]  # `{"accuracy_cls": 0.92,` a dict printed over several lines
+            return True
         if not _PRECHECK.search(text):
             return False
         bar = find_bar(text) if "/" in text else None
@@ -268,7 +277,22 @@ class GenericParser(Parser):
             return False
         return self._on_text(text, line, out)
 
-    def _on_text(self, text: str, line: Line, out: Emitter) -> bool:
+    def _in_block(self, text: str, line: Line, out: Emitter) -> bool:
+        """The lines of a pretty-printed dict (`json.dumps(indent=2)`, `pprint`), read as one line at its
+        closing brace; a line that is not one of its items ends it unread (it is a line of its own)."""
+        block = self._block or []
+        body = text.strip()
+        closing = body.endswith("}")
+        if not (_BLOCK_ITEM.match(body) or body == "}") or len(block) >= MAX_BLOCK_LINES:
+            self._block = None
+            return False
+        block.append(body)
+        if not closing:
+            return True
+        self._block = None
+        return self._on_text(" ".join(block), line, out, block=True)
+
+    def _on_text(self, text: str, line: Line, out: Emitter, *, block: bool = False) -> bool:
         if text.startswith(_WRAP_INDENT) and self._wrap is not None and line.no == self._wrap.line + 1:
             return self._wrapped(text, line, out)
         reading = read_fields(text)
@@ -308,8 +332,8 @@ class GenericParser(Parser):
         step, metrics = got
         if not epoch_only:
             self._batch_counted = True
-        if not template.confirmed and self._goes_on(step, reading):
-            template.confirmed = True
+        if not template.confirmed and (self._goes_on(step, reading) or (block and reading.step is not None)):
+            template.confirmed = True  # a dict block naming its step is a report, not a config dump
         if template.confirmed:
             self._emit(out, step, metrics)
             self._wrap = _Wrap(line.no, step, None)
