@@ -209,3 +209,15 @@ def test_a_dict_printed_over_several_lines_is_one_report(tmp_path: Path) -> None
     (got,) = steps(read(path)[0])
     assert got.step == 120000 and got.line == 7
     assert got.metrics["loss"] == 0.562384 and got.metrics["lr"] == 0.01 and got.metrics["step_time_s"] == 0.562685
+
+
+def test_a_bar_description_that_carries_the_loss(tmp_path: Path) -> None:
+    # horovod/horovod issue #3871: `tqdm.set_description(f"epoch:{e} loss:{loss}")`
+    path = tmp_path / "desc.log"
+    path.write_text(
+        "epoch:1 loss:1.0084699392318726:  59%|█████▉    | 230/391 [00:31<00:20,  7.69it/s]\n"
+        "epoch:1 loss:1.1145583391189575:  59%|█████▉    | 232/391 [00:31<00:20,  7.84it/s]\n",
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [s.metrics["loss"] for s in got] == [1.0084699392318726, 1.1145583391189575]

@@ -153,6 +153,9 @@ def _bar_reading(bar: Bar) -> Reading | None:
     desc = read_fields(bar.desc) if bar.desc else None
     post = read_fields(", ".join(f"{k}={v}" for k, v in bar.postfix)) if bar.postfix else None
     metrics = dict(post.metrics) if post is not None else {}
+    if desc is not None:  # `epoch:1 loss:1.0085:  59%|...`: a description that carries the metrics
+        for name, value in desc.metrics.items():
+            metrics.setdefault(name, value)
     if bar.seconds_per_it is not None:
         metrics.setdefault("step_time_s", bar.seconds_per_it)
     epoch = desc.epoch if desc is not None else None
