@@ -85,3 +85,20 @@ def test_bar_escaped_by_syslog() -> None:
     rec, _ = run(KerasParser(), text)
     assert [(c.step, c.data["metrics"]["loss"]) for c in rec.steps] == [(1, 0.91), (2, 0.91), (2, 0.91)]
     assert rec.steps[-1].data["metrics"]["step_time_s"] == 3.0
+
+
+def test_a_message_glued_after_the_last_value() -> None:
+    # TerminateOnNaN printing over the bar (pierluigiferrari/ssd_keras issue #21)
+    from _feed import feed, steps
+
+    got = steps(
+        feed(
+            [
+                "Epoch 1/10",
+                "  3/234 [..............................] - ETA: 33:37:24 - loss: 44.4110Batch 3: Invalid loss, "
+                "terminating training",
+            ],
+            [KerasParser()],
+        )
+    )
+    assert [(s.step, s.metrics["loss"]) for s in got] == [(3, 44.411)]

@@ -35,6 +35,8 @@ _K3 = re.compile(
     r"^\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d)) ━+\s+(?P<time>\S+)(?: (?P<per>\S+/step))?(?P<rest>(?: - .*)?)$"
 )
 _PAIR = re.compile(r"^(?P<key>[A-Za-z_][\w./-]*): (?P<value>\S+)$")
+# A message printed over the bar after the last value (`loss: 44.4110Batch 3: Invalid loss, terminating training`)
+_GLUED_PAIR = re.compile(r"^(?P<key>[A-Za-z_][\w./-]*): (?P<value>[-+]?\d+\.\d+(?:e[-+]?\d+)?)(?=[A-Z][a-z])")
 
 
 def _fields(rest: str) -> tuple[dict[str, float], float | None, float | None]:
@@ -46,7 +48,7 @@ def _fields(rest: str) -> tuple[dict[str, float], float | None, float | None]:
         part = part.strip()
         if not part:
             continue
-        pair = _PAIR.match(part)
+        pair = _PAIR.match(part) or _GLUED_PAIR.match(part)
         if pair is not None:
             key, raw = pair.group("key"), pair.group("value")
             if key == "ETA":
