@@ -221,3 +221,24 @@ def test_a_bar_description_that_carries_the_loss(tmp_path: Path) -> None:
     )
     got = steps(read(path)[0])
     assert [s.metrics["loss"] for s in got] == [1.0084699392318726, 1.1145583391189575]
+
+
+def test_a_step_named_on_its_own_line_with_its_values_under_it(tmp_path: Path) -> None:
+    # Coqui's trainer (Wubpooz/Malta-TTS): the step header, then one `| > key: value  (avg)` per line
+    block = (
+        "   --> TIME: 2025-08-19 14:22:56 -- STEP: {n}/3984 -- GLOBAL_STEP: {n}\n"
+        "     | > loss_text_ce: 0.2275  (0.2275)\n"
+        "     | > loss: {loss}  (nan)\n"
+        "     | > current_lr: 5e-06 \n"
+        "     | > step_time: 0.8086  (0.8086225986480713)\n"
+        "\n"
+    )
+    path = tmp_path / "coqui.log"
+    path.write_text(
+        " > EPOCH: 0/1\n" + "".join(block.format(n=n, loss=loss) for n, loss in ((0, 0.1169), (200, 0.1043))),
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [(s.step, s.line, s.metrics["loss"]) for s in got] == [(0, 2, 0.1169), (200, 8, 0.1043)]
+    assert got[0].metrics["lr"] == 5e-06 and got[0].metrics["step_time_s"] == 0.8086
+    assert got[0].metrics["total_steps"] == 3984 and got[0].metrics["epoch"] == 0

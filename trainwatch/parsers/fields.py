@@ -275,6 +275,7 @@ def named_value(key: str, value: float) -> tuple[str, float] | None:
 _EVAL_HEAD = re.compile(
     r"[\s\[(|*=-]*(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b(?![-_])", re.I
 )
+_DATE_REST = re.compile(r"-\d{1,2}-\d{1,2}(?!\d)")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
@@ -403,6 +404,8 @@ def read_fields(text: str) -> Reading | None:
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
             continue  # a clock time (`ETA 00:04:16`), a ratio or a port, not a value
+        if text.startswith("-", end) and _DATE_REST.match(text, end):
+            continue  # a date (`TIME: 2025-08-19 14:22:56`), not a value
         if text.startswith(" day", end) and _DAYS_CLOCK.match(text, end):
             continue  # the days of a duration (`eta: 27 days, 22:18:02`, Python's timedelta)
         unit, _after = _unit_after(text, end)
@@ -431,7 +434,9 @@ def read_fields(text: str) -> Reading | None:
             if kind == "step" and n is not None and (step is None or _counter_rank(key) > step_rank):
                 # ParlAI `'updates': 81, ..., 'total_train_updates': 151`, litgpt `iter 120 | step 30`:
                 # the run's global counter over a per-report one, optimizer steps over micro-batches
-                step, total, step_rank = n, of, _counter_rank(key)
+                # `STEP: 0/3984 -- GLOBAL_STEP: 0`: the same count, its total kept
+                total = of if of is not None or n != step else total
+                step, step_rank = n, _counter_rank(key)
             elif kind == "batch" and inner is None and n is not None:
                 inner, inner_total = n, of
             elif kind == "epoch" and epoch is None:

@@ -66,6 +66,7 @@ _DANGLING_NAME = re.compile(r"[A-Za-z_][\w/.-]*\s*[:=]\s*$")
 
 _BLOCK_ITEM = re.compile(r"""^\s*\{?\s*(?:"[^"]{1,80}"|'[^']{1,80}')\s*:\s*\S""")
 MAX_BLOCK_LINES = 200
+MAX_HEADER_METRICS = 200
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -78,6 +79,27 @@ class _Held:
     metrics: dict[str, float]
     line: int
     time: str | None
+
+
+@dataclass
+class _Header:
+    """A line naming a step with no value, and the `key: value` lines under it (Coqui's trainer:
+    `--> STEP: 0/3984 -- GLOBAL_STEP: 0`, then `     | > loss: 0.1169  (0.1169)` ...)."""
+
+    reading: Reading
+    line: int
+    time: str | None
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def takes(self, text: str, reading: Reading) -> bool:
+        """An indented line of values with no counter of its own is one of the header's."""
+        if not text[:1].isspace() or reading.step is not None or reading.inner is not None or not reading.metrics:
+            return False
+        if len(self.metrics) >= MAX_HEADER_METRICS:
+            return False
+        for name, value in reading.metrics.items():
+            self.metrics.setdefault(name, value)
+        return True
 
 
 @dataclass
@@ -259,6 +281,7 @@ class GenericParser(Parser):
         self._epoch_context: float | None = None  # the epoch a header line (`Epoch 3/10`) announced
         self._wrap: _Wrap | None = None
         self._block: list[str] | None = None  # the lines of a dict printed over several lines, until it closes
+        self._header: _Header | None = None  # a step named on a line of its own, its values on the lines under it
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if self._block is not None and line.kind is Kind.LINE:
@@ -299,13 +322,35 @@ class GenericParser(Parser):
         if text.startswith(_WRAP_INDENT) and self._wrap is not None and line.no == self._wrap.line + 1:
             return self._wrapped(text, line, out)
         reading = read_fields(text)
+        if self._header is not None:
+            if reading is not None and self._header.takes(text, reading):
+                return True
+            self._close_header(out)
         if reading is None:
             return False
         if not reading.metrics:
-            if reading.epoch is not None and reading.step is None and _EPOCH_HEADER.search(text, prefix_end(text)):
+            if reading.epoch is not None and reading.step is None and _EPOCH_HEADER.search(text[prefix_end(text) :]):
                 # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to
                 self._epoch_context = reading.epoch
+            elif reading.step is not None or reading.inner is not None:
+                # `--> TIME: ... -- STEP: 0/3984 -- GLOBAL_STEP: 0`: its metrics follow, one per line
+                self._header = _Header(reading, line.no, line_time(text))
             return False
+        return self._counted(reading, line.no, line_time(text), out, block=block, text=text)
+
+    def _close_header(self, out: Emitter) -> None:
+        header, self._header = self._header, None
+        if header is not None and header.metrics:
+            reading = replace(header.reading, metrics=header.metrics, shape="header " + header.reading.shape)
+            self._counted(reading, header.line, header.time, out, block=False, text="")
+
+    def finish(self, out: Emitter) -> None:
+        self._close_header(out)
+
+    def _counted(
+        self, reading: Reading, line_no: int, time: str | None, out: Emitter, *, block: bool, text: str
+    ) -> bool:
+        """A reading with metrics: a step (confirmed, or held until its shape repeats), or not progress."""
         if reading.epoch is None and self._epoch_context is not None:
             reading = replace(reading, metrics={**reading.metrics, "epoch": self._epoch_context})
         key = reading.shape
@@ -331,15 +376,15 @@ class GenericParser(Parser):
             return True
         got = _step_of(reading, template)
         if got is None:
-            return self._uncounted(reading, template, line, text, out)
+            return self._uncounted(reading, template, line_no, time, text, out)
         step, metrics = got
         if not epoch_only:
             self._batch_counted = True
         if not template.confirmed and (self._goes_on(step, reading) or (block and reading.step is not None)):
             template.confirmed = True  # a dict block naming its step is a report, not a config dump
         if template.confirmed:
-            self._emit(out, step, metrics)
-            self._wrap = _Wrap(line.no, step, None)
+            self._emit(out, step, metrics, time, line_no)
+            self._wrap = _Wrap(line_no, step, None)
             return True
         held = template.held
         if held and step > held[-1].step:
@@ -347,14 +392,14 @@ class GenericParser(Parser):
                 out.step(h.step, h.metrics, time=h.time, line=h.line)
             template.held = []
             template.confirmed = True
-            self._emit(out, step, metrics)
-            self._wrap = _Wrap(line.no, step, None)
+            self._emit(out, step, metrics, time, line_no)
+            self._wrap = _Wrap(line_no, step, None)
             return True
         if held and step < held[-1].step:
             held.clear()  # the same step again (other ranks) is held with it
-        held.append(_Held(step, metrics, line.no, line_time(text)))
+        held.append(_Held(step, metrics, line_no, time))
         del held[:-MAX_HELD]
-        self._wrap = _Wrap(line.no, step, held[-1])
+        self._wrap = _Wrap(line_no, step, held[-1])
         return False
 
     def _wrapped(self, text: str, line: Line, out: Emitter) -> bool:
@@ -377,7 +422,9 @@ class GenericParser(Parser):
             out.step(wrap.step, dict(reading.metrics))
         return True
 
-    def _uncounted(self, reading: Reading, template: _Template, line: Line, text: str, out: Emitter) -> bool:
+    def _uncounted(
+        self, reading: Reading, template: _Template, line_no: int, time: str | None, text: str, out: Emitter
+    ) -> bool:
         """`training loss: 1.30` printed again and again with no counter (x-transformers, minimal loops):
         progress once the shape repeats (a loss tensor printed with its `grad_fn` at once), step
         unknown, while this source has no counted progress."""
@@ -391,7 +438,7 @@ class GenericParser(Parser):
         if self._uncounted_progress or template.uncounted_seen > UNCOUNTED_REPEATS or "grad_fn=<" in text:
             out.step(None, metrics)
             return True
-        template.uncounted.append((metrics, line.no, line_time(text)))
+        template.uncounted.append((metrics, line_no, time))
         if template.uncounted_seen < UNCOUNTED_REPEATS:
             return False
         for held, no, time in template.uncounted:
@@ -408,9 +455,11 @@ class GenericParser(Parser):
         counted = reading.step is not None or reading.inner is not None or by_epoch
         return counted and last is not None and last < step <= last + 10_000
 
-    def _emit(self, out: Emitter, step: int, metrics: dict[str, float]) -> None:
+    def _emit(
+        self, out: Emitter, step: int, metrics: dict[str, float], time: str | None = None, line: int | None = None
+    ) -> None:
         self._last_step = step if self._last_step is None else max(self._last_step, step)
-        out.step(step, metrics)
+        out.step(step, metrics, time=time, line=line)
 
     def _on_bar(self, bar: Bar, out: Emitter) -> bool:
         """tqdm bars are progress by construction: a step each time the counter moves on."""
