@@ -38,7 +38,7 @@ _CKPT_PATTERNS = (
     re.compile(
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
         r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict)s?\b"
-        r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*\.?\s*$)"
+        r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*\.{0,3}\s*$)"
     ),
     # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers)
     re.compile(
