@@ -345,10 +345,11 @@ WEAK_SYNONYMS: dict[str, str] = {
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
 
 
-def settle_weak(metrics: dict[str, float]) -> None:
-    """Weak names take the contract name when the line printed no value under it (in place)."""
+def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = frozenset()) -> None:
+    """Weak names take the contract name when the line printed no value under it (in place); not
+    one whose value is the first of a list (so-vits-svc `Losses: [disc, gen, fm, mel, kl]`)."""
     for weak, strong in WEAK_SYNONYMS.items():
-        if weak in metrics and strong not in metrics:
+        if weak in metrics and strong not in metrics and weak not in listed:
             metrics[strong] = metrics.pop(weak)
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)

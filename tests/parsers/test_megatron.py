@@ -258,3 +258,20 @@ def test_sample_log_through_the_pipeline() -> None:
     assert loss[-1].metrics["loss"] == 2.13397
     evals = [s for s in steps(records) if "eval_loss" in s.metrics]
     assert [(s.step, s.metrics["eval_loss"]) for s in evals] == [(1000, 6.585178)]
+
+
+def test_hard_wrapped_iteration_lines_in_seconds_and_valid_loss() -> None:
+    # bigscience BLOOM-176B chronicles: Megatron-DeepSpeed lines wrapped at the terminal's width
+    from _feed import feed, steps
+
+    lines = [
+        "[default7]: iteration   42780/ 115311 | consumed samples:    71455664 | elapsed time per iteration (s): 105.16 | "
+        "learning",
+        " rate: 4.475E-05 | global batch size: 2048 | lm loss: 2.117073E+00 | grad norm: 0.150 | number of nan",
+        "iterations:  0 | samples per second: 19.474 | TFLOPs: 149.10 |",
+        "[default7]:valid loss at iteration 45000 | lm loss value: 2.327091E+00 | lm loss PPL: 1.024782E+01 |",
+    ]
+    got = {s.step: s.metrics for s in steps(feed(lines))}
+    assert got[42780]["step_time_s"] == 105.16 and got[42780]["lr"] == 4.475e-05
+    assert got[42780]["loss"] == 2.117073 and got[42780]["tflops"] == 149.1
+    assert got[45000]["eval_loss"] == 2.327091

@@ -385,6 +385,7 @@ def read_fields(text: str) -> Reading | None:
     epoch: float | None = None
     counted_ends: list[tuple[int, int]] = []  # spans of values used as counters
     it_per_s: float | None = None
+    listed: set[str] = set()  # names whose value is the first of a printed list
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
     if "[" in text:
@@ -454,6 +455,12 @@ def read_fields(text: str) -> Reading | None:
         if name == "it_per_s":
             it_per_s = value
             continue
+        if (
+            name not in metrics
+            and text[max(lo, start - 2) : start].strip()[-1:] in ("[", "(")
+            and (text[end : end + 2].lstrip().startswith(","))
+        ):
+            listed.add(name)  # `Losses: [1.27, 4.04, ...]`: the first of several, not the whole
         metrics.setdefault(name, value)
     if step is None and inner is None and metrics:
         lead = _LEADING_COUNTER.match(text, lo)
@@ -486,7 +493,7 @@ def read_fields(text: str) -> Reading | None:
             metrics["step_time_s"] = 1.0 / it_per_s
     if not metrics and step is None and epoch is None:
         return None
-    settle_weak(metrics)
+    settle_weak(metrics, listed)
     if "loss" in metrics and "eval_loss" not in metrics and _EVAL_HEAD.match(text, lo):
         # `Valid Summary | Epoch 1 | ce=6.651`, `Eval Epoch: 12 ... Loss: 6.9`, `Test: [ 0/79] Loss 0.52`:
         # the line reports an evaluation, its loss is the evaluation loss

@@ -31,6 +31,7 @@ from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.bulk import DECIMAL, INT, NUMBER, PAD, BulkTemplate, Part
 
 _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
+MAX_WRAPPED = 4000  # a wrapped record longer than this is not one
 _ITERATION = re.compile(r"(?<![\w-])iteration[\s=]*(?P<n>\d{1,18}(?!\d))\s*/\s*(?P<m>\d{1,18}(?!\d))\s*\|")
 _FIELD = re.compile(r"^\s*(?P<label>[A-Za-z][^|:=]*?)\s*(?::|=|\s)\s*(?P<value>[-+]?[\w.+-]+?)\s*$")
 _TIMERS = re.compile(r"^\s*time \(ms\)\s*\|(?P<body>.*)$")
@@ -55,7 +56,9 @@ _BLOCK_ROW = re.compile(
 _MEMORY = re.compile(
     r"(?:\[Rank (?P<rank>\d{1,18}(?!\d))\]\s*)?\(?after (?P<n>\d{1,18}(?!\d)) iterations\)? memory \(MB\)\s*\|(?P<body>.*)$"
 )
-_VALIDATION = re.compile(r"validation loss at iteration (?P<n>\d{1,18}(?!\d))\s*(?:on [\w ]+?)?\s*\|(?P<body>.*)$")
+_VALIDATION = re.compile(
+    r"(?:validation|valid) loss at iteration (?P<n>\d{1,18}(?!\d))\s*(?:on [\w ]+?)?\s*\|(?P<body>.*)$"
+)
 
 # Megatron labels (snake_cased) the shared table does not know.
 _ALIASES = {
@@ -63,6 +66,7 @@ _ALIASES = {
     "tokens_per_gpu_per_second_tgs": "tokens_per_s_per_gpu",
     "tokens_per_gpu_tokens_s_gpu": "tokens_per_s_per_gpu",
     "approx_flops_per_gpu": "tflops",
+    "elapsed_time_per_iteration_s": "step_time_s",  # Megatron-DeepSpeed (BLOOM) prints it in seconds
 }
 _MEMORY_NAMES = {
     "allocated": "mem_gib",
@@ -181,8 +185,18 @@ class MegatronParser(Parser):
         self._block_step: int | None = None
         self._block_line = 0
         self._known_rows: list[str] | None = None
+        self._wrapped: tuple[str, int] | None = None  # an iteration line cut by a hard wrap, and its line
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if self._wrapped is not None:
+            joined = self._join(text)
+            if joined is not None:
+                if len(joined) < MAX_WRAPPED and not joined.rstrip().endswith("|"):
+                    self._wrapped = (joined, self._wrapped[1])
+                    return True
+                self._wrapped = None
+                return self._iteration(joined, out)
+            self._wrapped = None
         if self._block is not None:
             row = _BLOCK_ROW.match(text)
             if row:
@@ -197,14 +211,28 @@ class MegatronParser(Parser):
                 return True
             return False
         if "iteration" in text:
-            if "validation loss at iteration" in text:
+            if "validation loss at iteration" in text or "valid loss at iteration" in text:
                 return self._validation(text, out)
             if "memory (MB)" in text:
                 return self._memory(text, out)
+            if not text.rstrip().endswith("|") and _ITERATION.search(text) and "|" in text:
+                # a line a terminal or a paste hard-wrapped: `... per iteration (s): 105.16 | learning`,
+                # then ` rate: 4.475E-05 | ...`; the record is whole at its closing `|`
+                self._wrapped = (text, line.no)
+                return True
             return self._iteration(text, out)
         if "time (ms)" in text:
             return self._timers(text, out)
         return False
+
+    def _join(self, text: str) -> str | None:
+        """The wrapped record with this line appended, or None if the line is not its continuation."""
+        assert self._wrapped is not None
+        if _ITERATION.search(text) or "time (ms)" in text or not text.strip():
+            return None
+        head = self._wrapped[0]
+        glue = "" if head.endswith(" ") or text.startswith(" ") else " "  # the space at the break was trimmed
+        return head + glue + text
 
     def at_eof(self, out: Emitter) -> None:
         # Live follow: Megatron writes a block in one print, so what is here is the block.
