@@ -473,3 +473,23 @@ def test_slurm_ends_a_job() -> None:
     assert signals[1].data["reason"] == "time limit" and signals[0].data["step"] == "6053.0"
     assert [e.data["exitcode"] for e in events(records, "crash")] == [1]
     assert len(events(records, "oom")) == 1
+
+
+def test_processes_reported_dead_and_loops_that_say_they_are_done() -> None:
+    deaths = {
+        "Killed": "SIGKILL",  # the kernel's OOM killer, as the shell reports it
+        "bash: line 1: 23670 Aborted                 (core dumped) ( nnet3-chain-compute-prob --l2 )": "SIGABRT",
+        "Segmentation fault (core dumped)": "SIGSEGV",
+        "Fatal Python error: Segmentation fault": "SIGSEGV",
+        "ERROR: Unexpected segmentation fault encountered in worker.": "SIGSEGV",
+        "TERM_RUNLIMIT: job killed after reaching LSF run time limit.": "SIGTERM",
+    }
+    for text, sig in deaths.items():
+        assert [e.data["signal"] for e in events(feed([text]), "signal")] == [sig], text
+    (crash,) = events(feed(["terminate called after throwing an instance of 'c10::CUDAError'"]), "crash")
+    assert crash.data["exception"] == "c10::CUDAError"
+    for done in ("2023-01-01 10:00:00,000 INFO: End of training. Time consumed: 3:06:01", "Training finished!"):
+        assert len(events(feed([done]), "finished")) == 1, done
+    # not a run's end: Ray's per-iteration note, a sentence that mentions the word
+    quiet = ["Training finished iteration 1 at 2023-06-22 22:44:43. Total running time: 8s", "The job was Killed by"]
+    assert events(feed(quiet), "finished") == [] and events(feed(quiet), "signal") == []

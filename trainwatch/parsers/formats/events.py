@@ -36,8 +36,9 @@ _PREFILTER = re.compile(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
     r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished"
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
-    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|"
-    + NUMERICS_PREFILTER
+    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|Killed|已杀死|Aborted|[Ss]egmentation fault|Terminated|Bus error"
+    r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
+    r"|Training (?:finished|complete|done)|Finished training|Successfully completed|" + NUMERICS_PREFILTER
 )
 # Text a traceback header can be glued to: a progress bar (read by the bar formats), a `^C` echo.
 _BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")

@@ -35,6 +35,35 @@ _DS_LAUNCHER_EXIT = re.compile(r"\bsigkill_handler\].* exits with return code = 
 _SLURM_CANCEL = re.compile(r"\*\*\* (JOB|STEP) (\S+) ON (\S+) CANCELLED AT (\S+)(?: DUE TO ([A-Za-z ]+?))? \*\*\*")
 _SRUN_TASK = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (Killed|Terminated|Exited with exit code (\d{1,9}))")
 _SLURM_OOM = re.compile(r"slurmstepd: error: Detected (\d{1,9}) oom[-_]kill event")
+# A process the shell, the kernel or the runtime reports dead: bash's job notice (`bash: line 1: 23670 Aborted
+# (core dumped) ( cmd )`, a bare `Killed` from the OOM killer, `Segmentation fault (core dumped)`), Python's
+# faulthandler (`Fatal Python error: Segmentation fault`), PyTorch's DataLoader (`ERROR: Unexpected segmentation
+# fault encountered in worker.`), LSF's end of job (`TERM_RUNLIMIT: job killed after reaching LSF run time limit.`).
+_DEATHS = {
+    "Killed": "SIGKILL",
+    "已杀死": "SIGKILL",
+    "Aborted": "SIGABRT",
+    "Segmentation fault": "SIGSEGV",
+    "Terminated": "SIGTERM",
+    "Bus error": "SIGBUS",
+    "Illegal instruction": "SIGILL",
+    "Floating point exception": "SIGFPE",
+    "User defined signal 1": "SIGUSR1",
+    "User defined signal 2": "SIGUSR2",
+}
+_SHELL_DEATH = re.compile(
+    r"^(?:\S*: line \d{1,9}: )?(?:\d{1,9}\s+)?\**(?P<what>"
+    + "|".join(re.escape(k) for k in _DEATHS)
+    + r")\**(?: \(core dumped\))?(?:\s{2,}\S.*|\s*)$"
+)
+_FATAL_PYTHON = re.compile(
+    r"^Fatal Python error: (?P<what>Segmentation fault|Aborted|Bus error|Floating point exception)"
+)
+_WORKER_SEGFAULT = re.compile(r"\bUnexpected (?P<what>segmentation fault|bus error) encountered in worker")
+_LSF_TERM = re.compile(
+    r"^TERM_(?P<why>RUNLIMIT|MEMLIMIT|OWNER|ADMIN|CPULIMIT|PREEMPT|REQUEUE_\w+|\w+): (?P<text>job killed.*)$"
+)
+_CPP_TERMINATE = re.compile(r"\bterminate called after throwing an instance of '(?P<what>[^']+)'")
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
 _KEYBOARD = re.compile(r"^KeyboardInterrupt(?::.*)?$")
@@ -114,6 +143,8 @@ class Failures:
         if "atchdog" in body or "NCCL" in body or "nccl" in body:
             if self.nccl(body, line, out, rank):
                 return True
+        if self.death(body, line, out, rank):
+            return True
         if (
             "ignal" in body
             or "SIG" in body
@@ -125,6 +156,39 @@ class Failures:
         ):
             if self.signal(body, line, out, rank):
                 return True
+        return False
+
+    def death(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
+        """A process reported dead by the shell, the kernel, the runtime or the batch system."""
+        text = body.strip()
+        m = _SHELL_DEATH.match(text) or _FATAL_PYTHON.match(text)
+        if m is not None:
+            what = m.group("what")
+            out.event("signal", "error", text, {"signal": _DEATHS.get(what, "SIGSEGV")}, rank=rank, line=line.no)
+            return True
+        m = _WORKER_SEGFAULT.search(text)
+        if m is not None:
+            sig = "SIGSEGV" if m.group("what") == "segmentation fault" else "SIGBUS"
+            out.event("signal", "error", text, {"signal": sig, "where": "dataloader worker"}, rank=rank, line=line.no)
+            return True
+        m = _LSF_TERM.match(text)
+        if m is not None:
+            why = m.group("why")
+            if why == "MEMLIMIT":
+                return self.oom(text, line, out, rank)
+            out.event(
+                "signal",
+                "error",
+                text,
+                {"signal": "SIGTERM", "scheduler": "lsf", "reason": why.lower()},
+                rank=rank,
+                line=line.no,
+            )
+            return True
+        m = _CPP_TERMINATE.search(text)
+        if m is not None:
+            self.crash(text, {"exception": m.group("what")}, line.no, out, rank)
+            return True
         return False
 
     def crash(self, message: str, data: dict[str, Any], line_no: int, out: Emitter, rank: int | None) -> None:

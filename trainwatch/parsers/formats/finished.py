@@ -21,6 +21,17 @@ _FINISHED = (
     # Ray Train / Tune (>= 2.5): `Training completed after 20 iterations at 2023-06-23 15:30:42.`,
     # `Trial TorchTrainer_8dace_00004 completed training after 20 iterations at ...`
     ("ray", re.compile(r"^(?:Training completed|Trial \S+ completed training) after \d{1,18} iterations\b")),
+    # A loop's own last word, on a line of its own: BasicSR `End of training. Time consumed: 3:06:01`, Coqui
+    # `Training finished!`, `Finished training`, `Training complete.` (not Ray's `Training finished iteration 1`)
+    (
+        "end_of_training",
+        re.compile(
+            r"^(?:[\W_]*|.*\b(?:INFO|Info)\b\W*)(?:End of training|Training (?:finished|complete|completed|done)|Finished training)"
+            r"(?!\s+(?:iteration|epoch|step|after))\s*[.!]*(?:\s|$)"
+        ),
+    ),
+    # LSF's job report after the job's output: `Successfully completed.`
+    ("lsf", re.compile(r"^Successfully completed\.$")),
     # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`
     ("deepspeed", re.compile(r"\bProcess \d{1,18} exits successfully\.")),
     # The total a loop prints once its training loop returned, on a line of its own: LitGPT's
