@@ -122,13 +122,17 @@ COUNTER_KEYS = frozenset(
         "global_batch_idx",
         "batch_idx_train",
         "total_steps_done",
+        "训练次数",  # Chinese tutorials' loops: `训练次数：100, Loss：1.98` (times trained), iterations, steps
+        "迭代次数",
+        "迭代",
+        "步数",
         "total_train_updates",  # ParlAI
         "total_updates",
     }
 )
 # Labels of a batch index (often within an epoch): the step where a line has no better counter.
 BATCH_KEYS = frozenset({"batch", "batch_idx", "batch_num", "batch_id", "batches"})
-EPOCH_KEYS = frozenset({"epoch", "epochs", "train_epoch", "ep", "epoch_num"})
+EPOCH_KEYS = frozenset({"epoch", "epochs", "train_epoch", "ep", "epoch_num", "轮次", "轮数"})
 # Words that are never the label of the number after them (`at 2 epochs`, `of 10`).
 STOP_WORDS = frozenset(
     {
@@ -342,6 +346,7 @@ WEAK_SYNONYMS: dict[str, str] = {
 }
 
 
+_AVERAGED_LOSS = re.compile(r"^(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_so_far|_avg)?$")
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
 
 
@@ -351,6 +356,12 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
     for weak, strong in WEAK_SYNONYMS.items():
         if weak in metrics and strong not in metrics and weak not in listed:
             metrics[strong] = metrics.pop(weak)
+    if "loss" not in metrics:
+        # `avg loss so far is 0.0217`, `average_loss`, `running_loss`: the loss where nothing else is
+        for key in metrics:
+            if key not in listed and _AVERAGED_LOSS.match(key):
+                metrics["loss"] = metrics.pop(key)
+                break
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
         for key in metrics:
@@ -368,6 +379,7 @@ STEP_TIME_KEYS = frozenset(
         "step_time",
         "iter_time",
         "batch_time",
+        "btime",  # VISSL: the batch's time
         "time_per_step",
         "time_per_iter",
         "time_per_iteration",

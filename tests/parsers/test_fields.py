@@ -281,3 +281,17 @@ def test_a_line_that_reports_an_evaluation_gives_the_evaluation_loss() -> None:
     assert clip is not None and clip.metrics["eval_loss"] == 6.9795
     deit = read_fields('{"train_lr": 7.89e-05, "train_loss": 3.1954, "test_loss": 0.9325, "epoch": 250}')
     assert deit is not None and deit.metrics["loss"] == 3.1954 and deit.metrics["eval_loss"] == 0.9325
+
+
+def test_full_width_punctuation_chinese_counters_and_bracketed_totals() -> None:
+    zh = read_fields("训练次数：100, Loss：1.9817659854888916")
+    assert zh is not None and zh.step == 100 and zh.metrics == {"loss": 1.9817659854888916}
+    test = read_fields("整体测试集上的Loss: 262.62")
+    assert test is not None and test.metrics == {"eval_loss": 262.62}
+    painn = read_fields("Epoch [648/650], Validation Loss: 0.0221, Train Loss: 0.0136")
+    assert painn is not None and (painn.epoch, painn.epoch_total) == (648, 650)
+    assert painn.metrics == {"eval_loss": 0.0221, "loss": 0.0136}
+    avg = read_fields("Epoch 148, Step 25, avg loss so far is 0.021692492067813873")
+    assert avg is not None and avg.step == 25 and avg.metrics == {"loss": 0.021692492067813873}
+    vissl = read_fields("Rank: 0; [ep: 0] iter: 57; lr: 0.1; loss: 6.9; btime(ms): 192;")
+    assert vissl is not None and vissl.metrics["step_time_s"] == 0.192

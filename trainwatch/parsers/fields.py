@@ -65,7 +65,7 @@ _UNIT_SPACED = re.compile(
 )
 # The label before a value, read back from the value: `loss: `, `'loss': `, `"lr": "`, `lr=[`, `loss `.
 _KEY_END = re.compile(
-    r"(?P<key>[A-Za-z_@][\w./@%-]*(?:\s?\([^()\s]{1,12}\))?)(?P<q>['\"]?)"
+    r"(?P<key>[A-Za-z_@\u4e00-\u9fff][\w./@%-]*(?:\s?\([^()\s]{1,12}\))?)(?P<q>['\"]?)"
     r"(?P<gap>[ \t]*(?P<sep>[:=]|->|:=)?[ \t]*)(?P<open>[\[(]\s*)?(?P<vq>['\"]?)\Z"
 )
 # Printed tensors and arrays around a value: `tensor(0.69`, `tensor([nan]`, `Array(2.1, dtype=float32)`.
@@ -82,7 +82,7 @@ _EPOCH_BATCH = re.compile(
     r"\[\s*(?P<e>\d{1,9})\s*/\s*(?P<et>\d{1,9})\s*\]\s*\[\s*(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})\s*\]"
 )
 # `Epoch[1] Batch [100]` (MXNet's Speedometer, sockeye, gluon scripts): a counter in brackets after its label.
-_BRACKET_COUNTER = re.compile(r"\b(?P<key>[A-Za-z][A-Za-z_]{1,20}) ?\[ ?(?P<n>\d{1,18})\]")
+_BRACKET_COUNTER = re.compile(r"\b(?P<key>[A-Za-z][A-Za-z_]{1,20}):? ?\[ ?(?P<n>\d{1,18})(?: ?/ ?(?P<m>\d{1,18}))? ?\]")
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
 _LEADING_COUNTER = re.compile(r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s)")
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
@@ -276,6 +276,7 @@ _EVAL_HEAD = re.compile(
     r"[\s\[(|*=-]*(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b(?![-_])", re.I
 )
 _DATE_REST = re.compile(r"-\d{1,2}-\d{1,2}(?!\d)")
+_EVAL_ZH = re.compile("测试|验证")  # test, validation
 _COPULAS = frozenset({"is", "was", "are", "equals"})
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
@@ -378,6 +379,8 @@ def _counter_rank(key: str) -> int:
 
 def read_fields(text: str) -> Reading | None:
     """Every field of `text`, or None when it holds no number with a label."""
+    if "：" in text or "，" in text:
+        text = text.replace("：", ": ").replace("，", ", ")  # full-width punctuation (`训练次数：100, Loss：1.98`)
     lo = prefix_end(text)
     metrics: dict[str, float] = {}
     step = total = inner = inner_total = epoch_total = None
@@ -391,12 +394,15 @@ def read_fields(text: str) -> Reading | None:
     if "[" in text:
         for bc in _BRACKET_COUNTER.finditer(text, lo):
             bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n"))
+            of = int(bc.group("m")) if bc.group("m") else None
+            if of is not None and bn > of:
+                continue
             if bkind == "epoch" and epoch is None:
-                epoch = float(bn)
+                epoch, epoch_total = float(bn), of  # `Epoch [648/650]`: the epoch of its total
             elif bkind == "batch" and inner is None:
-                inner = bn
+                inner, inner_total = bn, of
             elif bkind == "step" and step is None:
-                step, step_rank = bn, _counter_rank(bc.group("key"))
+                step, total, step_rank = bn, of, _counter_rank(bc.group("key"))
             else:
                 continue
             counted_ends.append(bc.span("n"))
@@ -494,7 +500,11 @@ def read_fields(text: str) -> Reading | None:
     if not metrics and step is None and epoch is None:
         return None
     settle_weak(metrics, listed)
-    if "loss" in metrics and "eval_loss" not in metrics and _EVAL_HEAD.match(text, lo):
+    if (
+        "loss" in metrics
+        and "eval_loss" not in metrics
+        and (_EVAL_HEAD.match(text, lo) or _EVAL_ZH.search(text, lo, lo + 16))
+    ):
         # `Valid Summary | Epoch 1 | ce=6.651`, `Eval Epoch: 12 ... Loss: 6.9`, `Test: [ 0/79] Loss 0.52`:
         # the line reports an evaluation, its loss is the evaluation loss
         metrics["eval_loss"] = metrics.pop("loss")
