@@ -493,3 +493,16 @@ def test_processes_reported_dead_and_loops_that_say_they_are_done() -> None:
     # not a run's end: Ray's per-iteration note, a sentence that mentions the word
     quiet = ["Training finished iteration 1 at 2023-06-22 22:44:43. Total running time: 8s", "The job was Killed by"]
     assert events(feed(quiet), "finished") == [] and events(feed(quiet), "signal") == []
+
+
+def test_checkpoint_saves_in_more_words() -> None:
+    saves = [
+        "Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1",  # TF tutorials' CheckpointManager
+        "2023-01-01 10:00:00,000 INFO: Saving latest models and training states.",  # BasicSR
+        "Saving ./log/2024-11-15_10-24-32/000000097.pth",
+        "Training snapshot saved at ./snapshot.pt",  # PyTorch's DDP tutorial series
+        "Saving best state,epoch 0",
+    ]
+    for text in saves:
+        assert len(events(feed([text]), "checkpoint")) == 1, text
+    assert events(feed(["Saving the dataset (1/1 shards)", "saving state of the art results"]), "checkpoint") == []

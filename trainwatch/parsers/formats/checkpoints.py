@@ -37,12 +37,19 @@ _CKPT_PATTERNS = (
     # (PaddleOCR), `Saving LoRA weights to 'out/...'` (LitGPT), `saving model` alone (minGPT).
     re.compile(
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
-        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict)s?\b"
-        r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*\.{0,3}\s*$)"
+        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state)s?\b"
+        r"(?:\s+for\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
+        r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step)\b.*"
+        r"|\s*\.{0,3}\s*$)"
+    ),
+    # TF's `Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1` is above; a bare file:
+    # `Saving ./log/2024-11-15_10-24-32/000000097.pth`
+    re.compile(
+        r"^\s*[Ss]aving:? (?P<file>\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack))\s*\.{0,3}$"
     ),
     # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers)
     re.compile(
-        r"\b(?:[Cc]heckpoint|[Mm]odel|[Ww]eights|ckpt)s?\s+(?:was\s+|is\s+|are\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
+        r"\b(?:[Cc]heckpoint|[Mm]odel|[Ww]eights|ckpt|[Ss]napshot)s?\s+(?:was\s+|is\s+|are\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
     ),
 )
 _BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")
