@@ -277,6 +277,7 @@ _EVAL_HEAD = re.compile(
 )
 _DATE_REST = re.compile(r"-\d{1,2}-\d{1,2}(?!\d)")
 _EVAL_ZH = re.compile("测试|验证")  # test, validation
+_TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
@@ -406,8 +407,15 @@ def read_fields(text: str) -> Reading | None:
             else:
                 continue
             counted_ends.append(bc.span("n"))
+    if "time (data)" in text:
+        td = _TIME_DATA.search(text, lo)
+        if td is not None:  # BasicSR's MessageLogger: `time (data): 2.013 (0.522)`, the step and its data wait
+            metrics["step_time_s"], metrics["data_time_s"] = float(td.group(1)), float(td.group(2))
+            counted_ends.append((td.start(1), td.end(2)))
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
+        if any(a <= start < b for a, b in counted_ends):
+            continue
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
             continue  # a clock time (`ETA 00:04:16`), a ratio or a port, not a value
