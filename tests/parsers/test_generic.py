@@ -242,3 +242,19 @@ def test_a_step_named_on_its_own_line_with_its_values_under_it(tmp_path: Path) -
     assert [(s.step, s.line, s.metrics["loss"]) for s in got] == [(0, 2, 0.1169), (200, 8, 0.1043)]
     assert got[0].metrics["lr"] == 5e-06 and got[0].metrics["step_time_s"] == 0.8086
     assert got[0].metrics["total_steps"] == 3984 and got[0].metrics["epoch"] == 0
+
+
+def test_bars_that_do_not_know_their_total(tmp_path: Path) -> None:
+    # an iterable without len(): tianshou's per-epoch bars (thu-ml/tianshou issue #449), and a bar
+    # with a crash glued after it (threestudio issue #516)
+    path = tmp_path / "open.log"
+    path.write_text(
+        "Epoch #1: 50001it [00:40, 1244.54it/s, env_step=50000, len=200, loss=-0.562, rew=200.00]\n"
+        "Epoch #1: test_reward: 200.000000 ± 0.000000, best_reward: 200.000000 ± 0.000000 in #1\n"
+        "Epoch #2: 50001it [00:40, 1237.34it/s, env_step=100000, len=200, loss=-0.023, rew=200.00]\n"
+        "Epoch 2: |          | 4540/? [07:57<00:00,  9.51it/s]Fatal Python error: Segmentation fault\n",
+        encoding="utf-8",
+    )
+    records = read(path)[0]
+    assert [(s.step, s.metrics.get("loss")) for s in steps(records)][:2] == [(1, -0.562), (2, -0.023)]
+    assert [e.data["signal"] for e in records if getattr(e, "kind", None) == "signal"] == ["SIGSEGV"]

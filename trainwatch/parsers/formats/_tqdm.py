@@ -20,6 +20,10 @@ from trainwatch.numbers import parse_eta_s, parse_number, parse_rate
 _BAR = re.compile(
     r"(?:(?P<pct>\d{1,3})%(?:\|(?P<bar>[^|]*)\||\s)|\|)\s*(?P<n>\d{1,18}(?!\d))/(?P<total>\d{1,18}(?!\d))\s*\[(?P<inner>[^\]]*)\]"
 )
+# A bar without a total: `| 4540/? [07:57<00:00,  9.51it/s]`, `50001it [00:40, 1244.54it/s, loss=0.1]`.
+_OPEN_BAR = re.compile(
+    r"(?:(?:\|[^|]*\|\s*)?(?P<n>\d{1,18}(?!\d))/\?|(?<![\w.])(?P<n2>\d{1,18})it)\s*\[(?P<inner>[^\]]*<[^\]]*|[^\]<]*(?:it/s|s/it)[^\]]*)\]"
+)
 _CLOCK = re.compile(r"^\d{1,18}(?::\d{2}){1,2}$")
 # The rate's unit, where it is not `it`: `3200.11 examples/s`, `60.1MB/s`, `1.2s/file`, `?B/s`.
 _UNIT_RATE = re.compile(r"^(?:[\d.]+|\?)\s*(?P<unit>[A-Za-z][A-Za-z ]{0,20})/s$|^[\d.]+\s*s/(?P<per>[A-Za-z]{1,20})$")
@@ -49,16 +53,21 @@ def _clock_s(text: str) -> float | None:
     return parse_eta_s(f"{parts[0]}:{parts[1]:02d}:{parts[2]:02d}")
 
 
-def find_bar(text: str) -> Bar | None:
-    """The first tqdm bar in the text, or None."""
+def find_bar(text: str, *, open_total: bool = False) -> Bar | None:
+    """The first tqdm bar in the text, or None. `open_total`: a bar whose total is unknown (an
+    iterable without `len`: `Epoch 0: |  | 4540/? [07:57<00:00, 9.51it/s]`, `50001it [00:40, ...]`)
+    too, with `total` 0."""
     m = _BAR.search(text)
+    if not m and open_total:
+        m = _OPEN_BAR.search(text)
     if not m:
         return None
-    n, total = int(m.group("n")), int(m.group("total"))
-    if total <= 0 or n > total:
+    groups = m.groupdict()
+    n, total = int(groups["n"] or groups.get("n2") or 0), int(groups.get("total") or 0)
+    if (total <= 0 and not open_total) or (total > 0 and n > total):
         return None
     parts = [p.strip() for p in m.group("inner").split(",")]
-    if not parts or "<" not in parts[0]:
+    if not parts or ("<" not in parts[0] and (total > 0 or _clock_s(parts[0]) is None)):
         return None
     elapsed, _, remaining = parts[0].partition("<")
     seconds_per_it: float | None = None
@@ -113,7 +122,7 @@ def glued_after_bar(text: str) -> int | None:
         return None
     at = 0
     for _ in range(64):
-        bar = find_bar(text[at:])
+        bar = find_bar(text[at:], open_total=True)
         if bar is None:
             break
         at += bar.end

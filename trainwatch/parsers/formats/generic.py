@@ -172,7 +172,7 @@ def _bar_reading(bar: Bar) -> Reading | None:
         return None
     if bar.unit.lower() in _DATA_UNITS:
         return None
-    desc = read_fields(bar.desc) if bar.desc else None
+    desc = read_fields(bar.desc.replace(" #", " ")) if bar.desc else None  # `Epoch #1`
     post = read_fields(", ".join(f"{k}={v}" for k, v in bar.postfix)) if bar.postfix else None
     metrics = dict(post.metrics) if post is not None else {}
     if desc is not None:  # `epoch:1 loss:1.0085:  59%|...`: a description that carries the metrics
@@ -183,11 +183,16 @@ def _bar_reading(bar: Bar) -> Reading | None:
     epoch = desc.epoch if desc is not None else None
     step = desc.step if desc is not None and desc.step is not None and desc.step > 0 else None
     shape = "bar " + (desc.shape if desc is not None else "") + " | " + (post.shape if post is not None else "")
+    total = bar.total or None  # 0: the bar does not know its total
+    if epoch is not None and total is None:
+        # `Epoch #1: 50001it [00:40, ...]`: batches of an epoch whose size is unknown, so no count
+        # across epochs: the epoch is the step (its bar's last line is the epoch's report)
+        return Reading(shape, metrics, epoch=epoch)
     if epoch is not None:  # `Epoch 3: 64/64 [...]`: batches within the epoch
-        return Reading(shape, metrics, epoch=epoch, inner=bar.n, inner_total=bar.total)
+        return Reading(shape, metrics, epoch=epoch, inner=bar.n, inner_total=total)
     if step is not None and step != bar.n:
         return None  # a bar counting something else within a step
-    return Reading(shape, metrics, step=bar.n, total=bar.total)
+    return Reading(shape, metrics, step=bar.n, total=total)
 
 
 class GenericParser(Parser):
@@ -291,7 +296,7 @@ class GenericParser(Parser):
             return True
         if not _PRECHECK.search(text):
             return False
-        bar = find_bar(text) if "/" in text else None
+        bar = find_bar(text, open_total=True) if "/" in text else None
         if bar is not None:
             understood = self._on_bar(bar, out)
             rest = text[bar.end :]
@@ -464,7 +469,7 @@ class GenericParser(Parser):
     def _on_bar(self, bar: Bar, out: Emitter) -> bool:
         """tqdm bars are progress by construction: a step each time the counter moves on."""
         if _EPOCH_BAR.fullmatch(bar.desc):
-            self._epochs = bar.total
+            self._epochs = bar.total or None
         reading = _bar_reading(bar)
         if reading is None:
             return False
