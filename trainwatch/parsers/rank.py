@@ -42,7 +42,8 @@ _HOST_LABEL = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]{0,62}): (?=\S)")
 #   Rank: 3 partition count               DeepSpeed ZeRO stage 1/2 init
 _MEMBERSHIP_FORMS = (
     r"\[Rank (\d{1,9})(?!\d)\]"
-    r"|\[RANK:(\d{1,9})(?!\d)\]"
+    r"|\[RANK:? ?(\d{1,9})(?!\d)\]"
+    r"|^Rank: (\d{1,9})(?!\d); "  # VISSL's log hooks: `Rank: 0; [ep: 0] iter: 57; ...`
     r"|Process \(global: (\d{1,9})(?!\d), local \d+\)"
     r"|\bRank (\d{1,9})(?!\d): Completed store-based barrier"
     r"|\bfor rank: (\d{1,9})(?!\d)\b"
@@ -59,7 +60,7 @@ _MEMBERSHIP = re.compile(_MEMBERSHIP_FORMS)
 TEXT_HINTS = ("ank", "RANK", "(global: ")
 # Each `_MEMBERSHIP_FORMS` alternative contains one of these (keep them in step): `rank=0` on
 # every DeepSpeed timer line then costs a few substring tests, not a regex search.
-MEMBERSHIP_HINTS = ("Rank", "RANK:", "(global: ", "for rank: ", "(local_rank: ")
+MEMBERSHIP_HINTS = ("Rank", "RANK:", "[RANK ", "(global: ", "for rank: ", "(local_rank: ")
 
 # Rank in a path: rank3.log, rank_3, node1_rank7.out, DeepSpeed --enable_each_rank_log
 # `<dir>/<YYYYmmddHHMMSS>_rank<N>.log` (deepspeed/launcher/launch.py), torchrun
