@@ -264,10 +264,12 @@ def test_hard_wrapped_iteration_lines_in_seconds_and_valid_loss() -> None:
     # bigscience BLOOM-176B chronicles: Megatron-DeepSpeed lines wrapped at the terminal's width
     from _feed import feed, steps
 
+    # (each piece a parser is offered holds `iteration`: the wrap falls inside Megatron's long line)
     lines = [
         "[default7]: iteration   42780/ 115311 | consumed samples:    71455664 | elapsed time per iteration (s): 105.16 | "
         "learning",
-        " rate: 4.475E-05 | global batch size: 2048 | lm loss: 2.117073E+00 | grad norm: 0.150 | number of nan",
+        " rate: 4.475E-05 | global batch size: 2048 | lm loss: 2.117073E+00 | grad norm: 0.150 | number of skipped "
+        "iterations:  0 | number of nan",
         "iterations:  0 | samples per second: 19.474 | TFLOPs: 149.10 |",
         "[default7]:valid loss at iteration 45000 | lm loss value: 2.327091E+00 | lm loss PPL: 1.024782E+01 |",
     ]

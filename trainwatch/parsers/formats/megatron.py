@@ -121,7 +121,6 @@ class MegatronParser(Parser):
         "time across ranks",
         ".: (",
         "memory (MB)",
-        " |",  # the rest of an iteration line a hard wrap cut (taken only while one is open)
     )
     example: ClassVar[str] = (
         " iteration      100/ 1000000 | elapsed time per iteration (ms): 907.6 | learning rate 1.500E-06 | "
