@@ -46,7 +46,18 @@ _TOOK = re.compile(_STAMP + rf"(?:Epoch time:|This epoch took) (?P<v>{_NUM}) s\s
 class NnUNetParser(Parser):
     name = "nnunet"
     title = "nnU-Net (v1, v2)"
-    triggers = ("Epoch ", "epoch:", "learning rate", "train_loss ", "val_loss ", "loss :", "loss:", "ice", "lr: ", "epoch took")
+    triggers = (
+        "Epoch ",
+        "epoch:",
+        "learning rate",
+        "train_loss ",
+        "val_loss ",
+        "loss :",
+        "loss:",
+        "ice",
+        "lr: ",
+        "epoch took",
+    )
     example = "2024-04-26 09:41:39.493872: train_loss 0.7088"
     priority = 100
     samples = (
