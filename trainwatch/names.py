@@ -340,6 +340,10 @@ WEAK_SYNONYMS: dict[str, str] = {
     "losses": "loss",  # maskrcnn-benchmark prints: `iteration : 7, losses : nan`
     "mean_loss": "loss",  # ParlAI rankers
     "avg_loss": "loss",
+    "cross_entropy": "loss",  # TF's retrain / tutorials: `Step 80: Cross entropy = 0.037101`
+    "ce_loss": "loss",
+    "nll_loss": "loss",
+    "log_loss": "loss",  # LightGBM: `training's log loss: 0.0046`
     "grad_scale": "loss_scale",  # audiocraft / fairseq2: the AMP grad scaler's scale
     "avg_tokens_per_second": "tokens_per_s",
     "train_tokens_per_second": "tokens_per_s",

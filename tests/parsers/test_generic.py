@@ -258,3 +258,25 @@ def test_bars_that_do_not_know_their_total(tmp_path: Path) -> None:
     records = read(path)[0]
     assert [(s.step, s.metrics.get("loss")) for s in steps(records)][:2] == [(1, -0.562), (2, -0.023)]
     assert [e.data["signal"] for e in records if getattr(e, "kind", None) == "signal"] == ["SIGSEGV"]
+
+
+def test_an_epochs_figures_indented_under_it_and_decorated_epoch_headers(tmp_path: Path) -> None:
+    # Lasagne's MNIST example (Lasagne/Lasagne issue #525), and `--- epoch 147 ---` headers (StyleTTS)
+    path = tmp_path / "lasagne.log"
+    path.write_text(
+        "".join(
+            f"Epoch {e} of 500 took 494.369s\n  training loss:\t\t{loss}\n  validation loss:\t\t{val}\n"
+            for e, loss, val in ((1, 2.471961, 2.303229), (2, 2.332428, 2.301815))
+        ),
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [(s.step, s.metrics["loss"], s.metrics["eval_loss"]) for s in got] == [
+        (1, 2.471961, 2.303229),
+        (2, 2.332428, 2.301815),
+    ]
+    header = tmp_path / "header.log"
+    header.write_text(
+        "--- epoch 147 ---\ntrain/loss     : 6.1718\n--- epoch 148 ---\ntrain/loss     : 6.0912\n", encoding="utf-8"
+    )
+    assert [(s.step, s.metrics["loss"]) for s in steps(read(header)[0])] == [(147, 6.1718), (148, 6.0912)]

@@ -59,9 +59,13 @@ _DATA_UNITS = frozenset(
 
 # A line that starts with its epoch (`Epoch 0/139`, `Epoch:  7`, `Epoch 0/100, Batch 17/29316`), not one
 # that mentions epochs (`1 epoch = 20 batches`).
-_EPOCH_HEADER = re.compile(r"(?:^|[\s:|>-])epoch\b[\s:#\[]*\d+(?:\s*/\s*\d+)?\]?[\s,]*(?:$|batch)", re.I)
+_EPOCH_HEADER = re.compile(
+    r"(?:^|[\s:|>=*-])epoch\b[\s:#\[]*\d+(?:\s*(?:/|of)\s*\d+)?\]?[\s,]*(?:[-=*#<>\s]*$|batch)", re.I
+)
 
-_WRAP_INDENT = " " * 24  # a line this indented right after a progress line continues it
+# A line indented like this right after a progress line continues it: Lightning's Rich bar wraps
+# its metrics far to the right, Lasagne's examples print `  training loss:\t\t2.47` under the epoch.
+_WRAP_INDENT = ("  ", "\t")
 _DANGLING_NAME = re.compile(r"[A-Za-z_][\w/.-]*\s*[:=]\s*$")
 
 _BLOCK_ITEM = re.compile(r"""^\s*\{?\s*(?:"[^"]{1,80}"|'[^']{1,80}')\s*:\s*\S""")
@@ -325,7 +329,9 @@ class GenericParser(Parser):
 
     def _on_text(self, text: str, line: Line, out: Emitter, *, block: bool = False) -> bool:
         if text.startswith(_WRAP_INDENT) and self._wrap is not None and line.no == self._wrap.line + 1:
-            return self._wrapped(text, line, out)
+            wrapped = self._wrapped(text, line, out)
+            if wrapped is not None:
+                return wrapped
         reading = read_fields(text)
         if self._header is not None:
             if reading is not None and self._header.takes(text, reading):
@@ -357,7 +363,13 @@ class GenericParser(Parser):
     ) -> bool:
         """A reading with metrics: a step (confirmed, or held until its shape repeats), or not progress."""
         if reading.epoch is None and self._epoch_context is not None:
-            reading = replace(reading, metrics={**reading.metrics, "epoch": self._epoch_context})
+            # the epoch a header announced; a line with no counter of its own is that epoch's report
+            own = reading.step is not None or reading.inner is not None
+            reading = replace(
+                reading,
+                metrics={**reading.metrics, "epoch": self._epoch_context},
+                epoch=reading.epoch if own else self._epoch_context,
+            )
         key = reading.shape
         template = self._templates.get(key)
         if template is None:
@@ -407,18 +419,22 @@ class GenericParser(Parser):
         self._wrap = _Wrap(line_no, step, held[-1])
         return False
 
-    def _wrapped(self, text: str, line: Line, out: Emitter) -> bool:
+    def _wrapped(self, text: str, line: Line, out: Emitter) -> bool | None:
         """A progress line's metrics wrapped onto indented lines under it (Lightning's Rich bar:
         `Epoch 20/23 ━━━ 98/98 ... train_loss: 0.284`, then `      train_acc: 0.905 lr: 0.009`), a
-        name at the end of one and its value on the next (`... val_loss:` / `      0.308 ...`)."""
+        name at the end of one and its value on the next (`... val_loss:` / `      0.308 ...`).
+        None: the line is not such a continuation (it has a counter of its own: a line of its own)."""
         wrap = self._wrap
         assert wrap is not None
         body = wrap.tail + text.strip()
         dangling = _DANGLING_NAME.search(body)
-        wrap.tail, body = (body[dangling.start() :] + " ", body[: dangling.start()]) if dangling else ("", body)
-        wrap.line = line.no
+        tail, body = (body[dangling.start() :] + " ", body[: dangling.start()]) if dangling else ("", body)
         reading = read_fields(body) if body else None
-        if reading is None or reading.step is not None or reading.inner is not None or not reading.metrics:
+        if reading is not None and (reading.step is not None or reading.inner is not None or reading.epoch is not None):
+            self._wrap = None
+            return None
+        wrap.tail, wrap.line = tail, line.no
+        if reading is None or not reading.metrics:
             return dangling is not None
         if wrap.held is not None:
             for name, value in reading.metrics.items():
