@@ -287,7 +287,8 @@ class GenericParser(Parser):
         self._epochs: int | None = None  # the total of a bar counting epochs
         self._bar_finished = False
         self._batch_counted = False  # a step or batch counter was read: epochs alone no longer number steps
-        self._epoch_context: float | None = None  # the epoch a header line (`Epoch 3/10`) announced
+        # the epoch (and batch) a header line announced: `Epoch 3/10`, `Epoch 0/100, Batch 17/29316`
+        self._epoch_context: Reading | None = None
         self._wrap: _Wrap | None = None
         self._block: list[str] | None = None  # the lines of a dict printed over several lines, until it closes
         self._header: _Header | None = None  # a step named on a line of its own, its values on the lines under it
@@ -342,7 +343,7 @@ class GenericParser(Parser):
         if not reading.metrics:
             if reading.epoch is not None and reading.step is None and _EPOCH_HEADER.search(text[prefix_end(text) :]):
                 # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to
-                self._epoch_context = reading.epoch
+                self._epoch_context = reading
             elif reading.step is not None or reading.inner is not None:
                 # `--> TIME: ... -- STEP: 0/3984 -- GLOBAL_STEP: 0`: its metrics follow, one per line
                 self._header = _Header(reading, line.no, line_time(text))
@@ -362,14 +363,23 @@ class GenericParser(Parser):
         self, reading: Reading, line_no: int, time: str | None, out: Emitter, *, block: bool, text: str
     ) -> bool:
         """A reading with metrics: a step (confirmed, or held until its shape repeats), or not progress."""
-        if reading.epoch is None and self._epoch_context is not None:
-            # the epoch a header announced; a line with no counter of its own is that epoch's report
-            own = reading.step is not None or reading.inner is not None
-            reading = replace(
-                reading,
-                metrics={**reading.metrics, "epoch": self._epoch_context},
-                epoch=reading.epoch if own else self._epoch_context,
-            )
+        context = self._epoch_context
+        if reading.epoch is None and context is not None and context.epoch is not None:
+            # the epoch a header announced; a line with no counter of its own is that epoch's (and
+            # that batch's) report
+            metrics = {**reading.metrics, "epoch": context.epoch}
+            if reading.step is not None or reading.inner is not None:
+                reading = replace(reading, metrics=metrics)
+            else:
+                reading = replace(
+                    reading,
+                    metrics=metrics,
+                    epoch=context.epoch,
+                    inner=context.inner,
+                    inner_total=context.inner_total,
+                    epoch_total=context.epoch_total,
+                    shape=reading.shape + " @ " + context.shape,
+                )
         key = reading.shape
         template = self._templates.get(key)
         if template is None:
