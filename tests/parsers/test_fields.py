@@ -295,3 +295,11 @@ def test_full_width_punctuation_chinese_counters_and_bracketed_totals() -> None:
     assert avg is not None and avg.step == 25 and avg.metrics == {"loss": 0.021692492067813873}
     vissl = read_fields("Rank: 0; [ep: 0] iter: 57; lr: 0.1; loss: 6.9; btime(ms): 192;")
     assert vissl is not None and vissl.metrics["step_time_s"] == 0.192
+
+
+def test_a_drawn_bar_is_one_shape_whatever_its_fill() -> None:
+    from trainwatch.parsers.fields import shape_of
+
+    a = shape_of("| Progress [                    ][ 1.29%] | LR 0.001474 | Loss   4.9859 (  5.6445) |")
+    b = shape_of("| Progress [##########          ][55.17%] | LR 0.001495 | Loss   4.7709 (  5.8287) |")
+    assert a == b

@@ -159,6 +159,8 @@ def prefix_end(text: str) -> int:
 def shape_of(text: str) -> str:
     """The text with values masked and spaces folded; the padding of a right-aligned value inside brackets
     (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape."""
+    if "[" in text:
+        text = _GLYPH_BAR.sub("[~]", text)  # `[####      ]`, `[=====>....]`: a drawn bar, whatever its fill
     shape = " ".join(_MASK.sub("#", text).split())
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
@@ -278,6 +280,7 @@ _EVAL_HEAD = re.compile(
 _DATE_REST = re.compile(r"-\d{1,2}-\d{1,2}(?!\d)")
 _EVAL_ZH = re.compile("测试|验证")  # test, validation
 _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
+_GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 

@@ -161,6 +161,8 @@ class MMEngineParser(Parser):
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _HEAD.search(text)
+        if m is not None and m.group("mode") == "Epoch" and m.group("it") is not None:
+            m = None  # `Epoch [647/650], Train Loss: ...`: a loop's own epoch counter (mmcv/mmengine count iters so)
         if m is None or ":" not in m.group("rest"):
             return self._config(text)
         self._in_train_cfg = False
