@@ -280,3 +280,19 @@ def test_an_epochs_figures_indented_under_it_and_decorated_epoch_headers(tmp_pat
         "--- epoch 147 ---\ntrain/loss     : 6.1718\n--- epoch 148 ---\ntrain/loss     : 6.0912\n", encoding="utf-8"
     )
     assert [(s.step, s.metrics["loss"]) for s in steps(read(header)[0])] == [(147, 6.1718), (148, 6.0912)]
+
+
+def test_a_bar_description_that_counts_the_steps_itself(tmp_path: Path) -> None:
+    # meta-llama/llama-recipes issue #320: the description holds the step of its total, the bar counts batches
+    path = tmp_path / "recipes.log"
+    path.write_text(
+        "Training Epoch: 1/3, step 13/36 completed (loss: 0.09738539159297943):  33%|███▎      | 3/9 [00:43<01:26, 14.43s/it]\n"
+        "Training Epoch: 1/3, step 14/36 completed (loss: 0.17214898765087128):  33%|███▎      | 3/9 [00:45<01:26, 14.43s/it]\n",
+        encoding="utf-8",
+    )
+    got = steps(read(path)[0])
+    assert [(s.step, s.metrics["loss"], s.metrics["total_steps"]) for s in got] == [
+        (13, 0.09738539159297943, 36),
+        (14, 0.17214898765087128, 36),
+    ]
+    assert "step_time_s" not in got[0].metrics

@@ -188,6 +188,14 @@ def _bar_reading(bar: Bar) -> Reading | None:
     step = desc.step if desc is not None and desc.step is not None and desc.step > 0 else None
     shape = "bar " + (desc.shape if desc is not None else "") + " | " + (post.shape if post is not None else "")
     total = bar.total or None  # 0: the bar does not know its total
+    if desc is not None and step is not None and desc.total is not None and step != bar.n:
+        # `Training Epoch: 1/3, step 13/36 completed (loss: 0.097):  33%|...| 3/9` (llama-recipes): the
+        # description counts the steps, the bar something else (its rate is not the step's)
+        if bar.seconds_per_it is not None and metrics.get("step_time_s") == bar.seconds_per_it:
+            del metrics["step_time_s"]
+        if epoch is not None:
+            metrics.setdefault("epoch", epoch)
+        return Reading(shape, metrics, step=step, total=desc.total)
     if epoch is not None and total is None:
         # `Epoch #1: 50001it [00:40, ...]`: batches of an epoch whose size is unknown, so no count
         # across epochs: the epoch is the step (its bar's last line is the epoch's report)
