@@ -303,3 +303,8 @@ def test_a_drawn_bar_is_one_shape_whatever_its_fill() -> None:
     a = shape_of("| Progress [                    ][ 1.29%] | LR 0.001474 | Loss   4.9859 (  5.6445) |")
     b = shape_of("| Progress [##########          ][55.17%] | LR 0.001495 | Loss   4.7709 (  5.8287) |")
     assert a == b
+
+
+def test_a_counter_in_parentheses_after_its_label() -> None:
+    r = read_fields("Epoch... (39/116 | Loss: 0.18779703974723816)")  # diffusers' flax text-to-image script
+    assert r is not None and (r.epoch, r.epoch_total) == (39, 116) and r.metrics == {"loss": 0.18779703974723816}

@@ -82,7 +82,10 @@ _EPOCH_BATCH = re.compile(
     r"\[\s*(?P<e>\d{1,9})\s*/\s*(?P<et>\d{1,9})\s*\]\s*\[\s*(?P<n>\d{1,18})\s*/\s*(?P<m>\d{1,18})\s*\]"
 )
 # `Epoch[1] Batch [100]` (MXNet's Speedometer, sockeye, gluon scripts): a counter in brackets after its label.
-_BRACKET_COUNTER = re.compile(r"\b(?P<key>[A-Za-z][A-Za-z_]{1,20}):? ?\[ ?(?P<n>\d{1,18})(?: ?/ ?(?P<m>\d{1,18}))? ?\]")
+_BRACKET_COUNTER = re.compile(
+    r"\b(?P<key>[A-Za-z][A-Za-z_]{1,20})(?::|\.{1,3})? ?(?:\[ ?(?P<n>\d{1,18})(?: ?/ ?(?P<m>\d{1,18}))? ?\]"
+    r"|\( ?(?P<pn>\d{1,18}) ?/ ?(?P<pm>\d{1,18}) ?(?=[)|,]))"  # diffusers' flax: `Epoch... (39/116 | Loss: ...)`
+)
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
 _LEADING_COUNTER = re.compile(r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s)")
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
@@ -395,10 +398,11 @@ def read_fields(text: str) -> Reading | None:
     listed: set[str] = set()  # names whose value is the first of a printed list
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
-    if "[" in text:
+    if "[" in text or "(" in text:
         for bc in _BRACKET_COUNTER.finditer(text, lo):
-            bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n"))
-            of = int(bc.group("m")) if bc.group("m") else None
+            bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n") or bc.group("pn"))
+            m_raw = bc.group("m") or bc.group("pm")
+            of = int(m_raw) if m_raw else None
             if of is not None and bn > of:
                 continue
             if bkind == "epoch" and epoch is None:
@@ -409,7 +413,7 @@ def read_fields(text: str) -> Reading | None:
                 step, total, step_rank = bn, of, _counter_rank(bc.group("key"))
             else:
                 continue
-            counted_ends.append(bc.span("n"))
+            counted_ends.append(bc.span("n") if bc.group("n") else (bc.start("pn"), bc.end("pm")))
     if "time (data)" in text:
         td = _TIME_DATA.search(text, lo)
         if td is not None:  # BasicSR's MessageLogger: `time (data): 2.013 (0.522)`, the step and its data wait
