@@ -437,12 +437,16 @@ MEM_KEYS = {
 CONTRACT_METRICS = frozenset(CANONICAL.values()) | {"tokens_per_s_per_gpu", "max_mem_gib", "mem_gib", "total_steps"}
 
 
+# `train.py:88`, `ProcessGroupNCCL.cpp:1664`: a source location, not a metric's label
+_SOURCE_FILE = re.compile(r"\.(?:py|cpp|cc|cu|cuh|h|hpp|c|rs|go|java)\b")
+
+
 @lru_cache(maxsize=8192)
 def field_name(label: str, unit: str) -> str:
     """The metric name of a printed label whose value came with `unit` ("" none, "%", "s", "gib", "/s").
 
     "" means the label does not name a metric (a file name, a process id, configuration)."""
-    if ".py" in label or not any(c.isalpha() for c in label):
+    if _SOURCE_FILE.search(label) or not any(c.isalpha() for c in label):
         return ""
     key = snake(label)
     if not key or key in NOT_METRICS:

@@ -296,3 +296,18 @@ def test_a_bar_description_that_counts_the_steps_itself(tmp_path: Path) -> None:
         (14, 0.17214898765087128, 36),
     ]
     assert "step_time_s" not in got[0].metrics
+
+
+def test_failure_lines_are_never_steps(tmp_path: Path) -> None:
+    # NCCL watchdog lines of two ranks behind a launcher's pid prefix (hiyouga/LLaMA-Factory issue #7396)
+    path = tmp_path / "nccl.log"
+    path.write_text(
+        "".join(
+            f"[{pid}] [rank{r}]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank {r}] Exception (either "
+            f"an error or timeout) detected by watchdog at work: {work}, last enqueued NCCL work: {work}, last "
+            f"completed NCCL work: {work - 1}.\n"
+            for pid, r, work in ((80746, 0, 1580), (80748, 1, 1581), (80750, 2, 1582))
+        ),
+        encoding="utf-8",
+    )
+    assert steps(read(path)[0]) == []

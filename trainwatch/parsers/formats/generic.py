@@ -35,6 +35,9 @@ from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.timestamps import line_time
 
 _PRECHECK = re.compile(r"\d|nan|NaN|inf")
+# Lines that report a failure, whatever numbers they hold (`[PG 1 Rank 0] Exception ... detected by
+# watchdog at work: 1580`): never a step's figures.
+_NOT_PROGRESS = re.compile(r"\bException\b|Traceback|[Ww]atchdog|ProcessGroupNCCL|\bNCCL (?:error|WARN)")
 # The description of a bar that counts epochs: `Epoch`, `Epochs`, `Train epoch`, `training epochs`.
 _EPOCH_BAR = re.compile(r"(?:train(?:ing)?\s+)?epochs?", re.I)
 # A bar named for the training loop itself: at its total, training is done (x-transformers
@@ -307,7 +310,7 @@ class GenericParser(Parser):
         if text.startswith("{", len(text) - len(text.lstrip())) and "}" not in text and _BLOCK_ITEM.search(text):
             self._block = [text.strip()]  # `{"accuracy_cls": 0.92,` a dict printed over several lines
             return True
-        if not _PRECHECK.search(text):
+        if not _PRECHECK.search(text) or _NOT_PROGRESS.search(text):
             return False
         bar = find_bar(text, open_total=True) if "/" in text else None
         if bar is not None:

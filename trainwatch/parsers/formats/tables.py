@@ -199,6 +199,12 @@ class HeaderTableParser(Parser):
             ),
             events=("nan",),
         ),
+        Sample(  # espnet/espnet PR #1138: Chainer's PrintReport leaves a column blank until it has a value
+            "epoch       iteration   main/loss   main/loss_ctc  validation/main/loss  main/acc\n"
+            "0           100         622.995     1544.82                              0.000281725\n"
+            "1           300         500.1       1400.2         480.5                 0.0003\n",
+            steps=((100, {"epoch": 0, "main_loss": 622.995}), (300, {"epoch": 1, "validation_main_loss": 480.5})),
+        ),
         Sample(  # Lightning-AI/pytorch-lightning issue #32467: CSVLogger's metrics.csv pasted (empty cells)
             "epoch,step,train_loss_epoch,train_loss_step,val_loss\n"
             "0,49,,0.6689074635505676,\n"
@@ -215,6 +221,7 @@ class HeaderTableParser(Parser):
     def __init__(self) -> None:
         self._header: list[str] | None = None
         self._step_col = 0
+        self._starts: list[int] = []  # where each column of a space-aligned header starts
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if line.kind is Kind.FRAME or not text.strip():
@@ -225,6 +232,9 @@ class HeaderTableParser(Parser):
             cells = _cells(text)
             if len(cells) == len(self._header):
                 return self._row(cells, out)
+            placed = self._by_position(text) if self._starts and len(cells) < len(self._header) else None
+            if placed is not None:
+                return self._row(placed, out)
             self._header = None
         if "  " not in text and "\t" not in text and "|" not in text and not _csv(text):
             return False
@@ -238,10 +248,23 @@ class HeaderTableParser(Parser):
         if not any("loss" in n or "acc" in n for n in names):
             return False
         self._header = names
+        spaced = not _csv(text) and "|" not in text and "\t" not in text
+        self._starts = [m.start() for m in _COLS.finditer(text)] if spaced else []
         # `epoch,step,train_loss_step,...`: the step column numbers the rows, the epoch is a value
         by_step = [i for i in step_cols if _STEP_COLUMNS[names[i]] == "step"]
         self._step_col = (by_step or step_cols)[0]
         return True
+
+    def _by_position(self, text: str) -> list[str] | None:
+        """A space-aligned row with empty cells (Chainer's PrintReport leaves a column blank until
+        it has a value): each value goes to the column it starts under."""
+        cells = [""] * len(self._starts)
+        for m in re.finditer(r"\S+", text):
+            col = min(range(len(self._starts)), key=lambda i: abs(self._starts[i] - m.start()))
+            if cells[col]:
+                return None  # two values under one column: not this table's row
+            cells[col] = m.group(0)
+        return cells if cells[self._step_col] else None
 
     def _row(self, cells: list[str], out: Emitter) -> bool:
         header = self._header or []
