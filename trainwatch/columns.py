@@ -65,7 +65,7 @@ class ColumnGroup:
     steps: list[int | None] = field(default_factory=list)
     rows: list[tuple[str, ...]] = field(default_factory=list)  # rows added one by one, not yet converted
     rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
-    time: str | None = None  # the log time of a record row (`RecordShape`); template rows have none
+    times: list[str | None] | None = None  # log times of record rows (`RecordShape`); template rows have none
     _texts: list[Mapping[int, Sequence[str]]] = field(default_factory=list)  # runs not yet converted
     _values: list[list[float]] = field(default_factory=list)
 
@@ -130,7 +130,7 @@ class ColumnBlock:
 
     Only the store understands it: a pipeline with other sinks (export) stays per line."""
 
-    __slots__ = ("_series_of", "attempt", "groups", "rows", "source", "step_order")
+    __slots__ = ("_records", "_series_of", "attempt", "groups", "rows", "source", "step_order")
 
     def __init__(self, source: str, attempt: int) -> None:
         self.source = source
@@ -139,6 +139,7 @@ class ColumnBlock:
         self.rows = 0
         self.step_order: dict[int, list[int]] = {}  # rank -> steps of step rows, in line order
         self._series_of: dict[tuple[int, str, str], RowShape] = {}
+        self._records: dict[tuple[int, tuple[str, ...]], ColumnGroup] = {}  # (rank, names) -> record rows
 
     def __len__(self) -> int:
         return self.rows
@@ -170,10 +171,21 @@ class ColumnBlock:
         ):
             return False
         row = self.rows
-        shape = RecordShape(tuple(metrics))
-        group = ColumnGroup(rank, shape, row, row, [step], rows_at=[row], time=record.time)
-        group._values = [[v] for v in metrics.values()]  # (as given: the latest values keep their type)
-        self.groups[(rank, shape)] = group
+        names = tuple(metrics)
+        group = self._records.get((rank, names))
+        if group is None:  # records of the same names share a group: one per (rank, names), not per record
+            shape = RecordShape(names)
+            group = ColumnGroup(rank, shape, row, row, [step], rows_at=[row], times=[record.time])
+            group._values = [[v] for v in metrics.values()]  # (as given: the latest values keep their type)
+            self.groups[(rank, shape)] = group
+            self._records[(rank, names)] = group
+        else:
+            group.steps.append(step)
+            group.rows_at.append(row)
+            group.times.append(record.time)  # type: ignore[union-attr]
+            group.last = row
+            for col, value in zip(group._values, metrics.values(), strict=True):
+                col.append(value)
         self.step_order.setdefault(rank, []).append(step)
         self.rows += 1
         return True

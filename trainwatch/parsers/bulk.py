@@ -65,6 +65,8 @@ class BulkTemplate:
     values: (group, name, in_ms) per metric or phase, in the order the parser builds its dict.
     extras: (name, group) metrics set after the values from an integer group (`total_steps`).
     on_line: the parser's state change for one such line; returns the line's step (phases).
+    on_lines: the same for n such lines in a row, when it does not depend on their values
+        (one call for a run, not one per line); returns their steps.
     ready: whether the parser's state lets it treat the next such line as usual (else per line).
     absent: substrings the parser's dispatch tests that must never occur in such a line.
     """
@@ -79,6 +81,7 @@ class BulkTemplate:
     extras: tuple[tuple[str, int], ...] = ()
     ready: Callable[[], bool] | None = None
     absent: tuple[str, ...] = ()
+    on_lines: Callable[[int], list[int | None]] | None = None
     # Filled in by admit():
     ngroups: int = 0
     regex: str = ""

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from operator import itemgetter
 
 DEFAULT_CAPACITY = 65_536
+_NAN_ARRAY = array("d", [math.nan])
+_NAN_BYTES = _NAN_ARRAY.tobytes()  # (a NaN of another bit pattern counts as a time: the safe side)
 
 
 class Series:
-    __slots__ = ("capacity", "compactions", "count", "steps", "times", "values")
+    __slots__ = ("capacity", "compactions", "count", "steps", "timed", "times", "values")
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.steps = array("d")
@@ -25,6 +27,9 @@ class Series:
         self.capacity = max(64, capacity)
         self.compactions = 0
         self.count = 0  # points ever appended
+        # Whether a point ever had a log time: the catch-up's template rows have none, and a
+        # compaction of a series without any needs no gather of its times (all NaN).
+        self.timed = False
 
     def __len__(self) -> int:
         return len(self.values)
@@ -33,6 +38,8 @@ class Series:
         self.steps.append(step)
         self.values.append(value)
         self.times.append(time)
+        if time == time:
+            self.timed = True
         self.count += 1
         if len(self.values) > self.capacity:
             self._compact()
@@ -40,6 +47,8 @@ class Series:
     def extend(self, steps: array[float], values: array[float], times: array[float]) -> None:
         """`append` of every point in turn, in slices: compaction happens at the same points."""
         n = len(values)
+        if not self.timed and times.tobytes() != _NAN_BYTES * n:
+            self.timed = True
         i = 0
         while i < n:
             j = min(n, i + self.capacity + 1 - len(self.values))
@@ -60,7 +69,7 @@ class Series:
         pick = itemgetter(*keep)
         new_steps = array("d", pick(steps))
         new_values = array("d", pick(values))
-        new_times = array("d", pick(times))
+        new_times = array("d", pick(times)) if self.timed else _NAN_ARRAY * len(new_values)
         new_steps.extend(steps[half:])
         new_values.extend(values[half:])
         new_times.extend(times[half:])

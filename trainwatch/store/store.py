@@ -33,6 +33,7 @@ MAX_EVENTS = 20_000
 MAX_PROFILES = 200
 CADENCE_WINDOW = 256
 RECENT_LINES = 5_000  # raw lines kept per source for the dashboard's log pane
+_NAN = array("d", [math.nan])  # times of template rows: no log time
 
 
 class SeriesKey(NamedTuple):
@@ -416,15 +417,20 @@ class Store:
             self.records_added += n
             self.ranks.add(g.rank)
             kind = "phase" if g.template.kind == "phases" else "metric"
-            if kind == "phase":
+            if kind == "phase" and None in g.steps:
                 xs = array("d", [math.nan if s is None else float(s) for s in g.steps])
             else:
                 xs = array("d", map(float, g.steps))  # type: ignore[arg-type]
-            t = math.nan if g.time is None else _epoch(g.time)
-            if g.time is not None:
-                self._log_time(RankKey(source, g.rank), t)
-                timed.setdefault(g.rank, {})[g.first] = t
-            times = array("d", [t]) * n
+            if g.times is None:
+                times = _NAN * n
+            else:  # record rows, each with its log time
+                ts = [math.nan if x is None else _epoch(x) for x in g.times]
+                times = array("d", ts)
+                key = RankKey(source, g.rank)
+                for row, t in zip(g.rows_at, ts, strict=True):
+                    if t == t:
+                        self._log_time(key, t)
+                        timed.setdefault(g.rank, {})[row] = t
             named = self._named(source, g.rank, kind)
             for name, col in zip(g.template.names, columns[id(g)], strict=True):
                 if kind == "metric" and name == "total_steps":

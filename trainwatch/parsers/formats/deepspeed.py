@@ -249,7 +249,45 @@ class DeepSpeedParser(Parser):
         values = tuple((i + 1, names_of[i], True) for i in range(len(raw)))
         if len(set(raw)) != len(raw):
             return None  # a repeated name: the dict keeps one (per line)
-        return BulkTemplate(self, "phases", tuple(parts), values, self._bulk_step(kind), rank_group=0)
+        return BulkTemplate(
+            self,
+            "phases",
+            tuple(parts),
+            values,
+            self._bulk_step(kind),
+            rank_group=0,
+            on_lines=self._bulk_steps(kind),
+        )
+
+    def _bulk_steps(self, kind: str) -> Callable[[int], list[int | None]]:
+        """`_bulk_step` of n lines in a row (their values play no part): arithmetic, no call per line."""
+
+        def optimizer(n: int) -> list[int | None]:
+            cur, had = self._cur, self._cur_has_opt
+            if n == 0:
+                return []
+            self._cur_has_opt = True
+            if cur is None:
+                return [None] * n
+            first = cur + 1 if had else cur
+            self._cur = first + n - 1
+            return list(range(first, first + n))
+
+        def microstep(n: int) -> list[int | None]:
+            return [self._cur] * n
+
+        def global_(n: int) -> list[int | None]:
+            cur = self._cur
+            self._cur_has_opt = False
+            if cur is None:
+                return [None] * n
+            self._cur = cur + n
+            return list(range(cur, cur + n))
+
+        def other(n: int) -> list[int | None]:
+            return [None] * n
+
+        return {"optimizer": optimizer, "microstep": microstep, "global": global_}.get(kind, other)
 
     def _bulk_step(self, kind: str) -> Callable[[tuple[str, ...]], int | None]:
         def optimizer(_groups: tuple[str, ...]) -> int | None:

@@ -121,11 +121,10 @@ class Run:
                 group = block.group(rank, template)
                 assert group is not None  # (checked by `fits`)
                 group.first = base + at[0]
-            needed = template.needed
-            picked = map(itemgetter(*(off + g for g in needed)), map(rows.__getitem__, at))
-            group.add_texts(
-                dict(zip(needed, zip(*picked, strict=True) if len(needed) > 1 else (list(picked),), strict=True))
-            )
+            # One C-level pass per needed group over the run's rows (3x faster than transposing
+            # the rows with `zip(*...)`).
+            taken = list(map(rows.__getitem__, at))
+            group.add_texts({g: list(map(itemgetter(off + g), taken)) for g in template.needed})
             group.steps.extend(got)
             group.last = base + at[-1]
             if template.kind == "step":
@@ -153,6 +152,9 @@ def _line_steps(rows: Rows, present: Present) -> list[list[int | None]]:
     for ks in owners.values():
         if len(ks) == 1:
             off, template, at = present[ks[0]]
+            if template.on_lines is not None:
+                out[ks[0]] = template.on_lines(len(at))
+                continue
             cut = itemgetter(slice(off, off + template.ngroups))
             out[ks[0]] = list(map(template.on_line, map(cut, map(rows.__getitem__, at))))
             continue
