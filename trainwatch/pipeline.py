@@ -32,7 +32,7 @@ from trainwatch.sources.records import is_mlflow_metrics, is_record_file, reader
 from trainwatch.sources.records.tfevents import MISSING as TENSORBOARD_MISSING
 from trainwatch.sources.records.tfevents import EventFile
 from trainwatch.sources.records.tfevents import available as tensorboard_available
-from trainwatch.sources.schedule import POLL_INTERVAL_S, Schedule, follow_mode, watch_dirs
+from trainwatch.sources.schedule import POLL_INTERVAL_S, Schedule, follow_mode, patterns_watched, watch_dirs
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES
 from trainwatch.sources.watch import DirWatcher
 from trainwatch.sources.window import WINDOW_BYTES, window_start
@@ -40,6 +40,10 @@ from trainwatch.store.store import Store
 
 TORN_LINE_QUIET_S = 2.0
 REDISCOVER_EVERY_S = 2.0
+# ...when inotify watches every directory and glob PATH: it reports a new file at once
+# (`_on_change`), the periodic look is only a safety net (at 256 files it was a third of
+# an idle pipeline's CPU every 2 s).
+REDISCOVER_WATCHED_S = 10.0
 REDISCOVER_MIN_GAP_S = 0.1
 BACKFILL_BUDGET = CHUNK  # history bytes read per loop round, once the windows are read
 BACKFILL_REDRAW_S = 0.5  # the dashboard is told of history progress at most this often
@@ -88,6 +92,7 @@ class Pipeline:
         # Set by the watcher's thread, read and cleared by the follow thread: a plain flag is
         # enough (a missed set is caught by the next periodic rediscovery).
         self._rediscover_now = False
+        self._patterns_watched = False  # every directory/glob PATH under an inotify watch
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
@@ -222,6 +227,20 @@ class Pipeline:
             feed.tail is not None and not feed.tail.opened_once for feed in self.readers.values()
         )
 
+    def _rediscover_every(self) -> float:
+        """How often to look for new files: seldom when inotify reports them (every PATH local
+        and watched, no file waited for)."""
+        watcher = self._watcher
+        if (
+            watcher is None
+            or not watcher.active
+            or watcher.error
+            or not self._patterns_watched
+            or any(feed.tail is not None and not feed.tail.opened_once for feed in self.readers.values())
+        ):
+            return REDISCOVER_EVERY_S
+        return REDISCOVER_WATCHED_S
+
     def _rediscover(self) -> None:
         # A PATH that did not exist yet and turned out to be a directory: follow it as one.
         for raw in self.paths:
@@ -258,6 +277,7 @@ class Pipeline:
                 if feed.spec.path is not None and not feed.is_stream and self.schedule.event_driven(name)
             ]
             flat, recursive = watch_dirs(event_driven, self._patterns, self.force_poll)
+            self._patterns_watched = patterns_watched(self._patterns, self.force_poll)
             if self._watcher.set_dirs(flat, recursive) and self._patterns:
                 self._rediscover_now = True  # what appeared while the new watch was starting
 
@@ -453,7 +473,7 @@ class Pipeline:
                     self._set_mode(feed)
             now = time.monotonic()
             if self._waiting_for_paths():
-                due = now - last_discovery >= REDISCOVER_EVERY_S
+                due = now - last_discovery >= REDISCOVER_EVERY_S and now - last_discovery >= self._rediscover_every()
                 asked = self._rediscover_now and now - last_discovery >= REDISCOVER_MIN_GAP_S
                 if due or asked:
                     self._rediscover_now = False

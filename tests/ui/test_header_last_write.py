@@ -17,7 +17,7 @@ from trainwatch.diagnosis.status import RunStatus
 from trainwatch.store.store import SourceState
 from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.clock import FrozenClock
-from trainwatch.ui.widgets.header import source_line
+from trainwatch.ui.widgets.header import source_line, sources_shown, sources_text
 
 
 def test_last_write_is_the_files_mtime_not_the_read_time() -> None:
@@ -63,3 +63,19 @@ def test_the_header_ages_the_judged_write_on_its_own_clock() -> None:
     # (what the header shows of a verdict, its cause: tests/diagnosis/test_progress_and_cause.py)
     status = RunStatus("running", "", (), write_age_s=3.0)
     assert Judgement(status, (), 100.0).age_at(104.0) == 7.0
+
+
+def test_sources_line_names_only_a_file_that_stopped_when_the_progress_line_has_the_age() -> None:
+    """The progress line prints the last write's age; the sources line below it does not repeat
+    it, and names the oldest file only when it was written longer ago (a rank that stopped)."""
+    now = 1_000_000.0
+    fresh, stopped = SourceState("logs/rank_0.log"), SourceState("logs/rank_1.log")
+    fresh.mtime, stopped.mtime = now - 5, now - 40
+    shown = sources_shown([fresh, stopped], [0, 1])
+    alone = sources_text(shown, now).plain
+    assert "last write: 5s ago (oldest 40s ago: logs/rank_1.log)" in alone, alone
+    below = sources_text(shown, now, newest_elsewhere=True).plain
+    assert "last write" not in below and "oldest write: 40s ago (logs/rank_1.log)" in below, below
+    stopped.mtime = now - 5  # written together: nothing to single out
+    together = sources_text(sources_shown([fresh, stopped], [0, 1]), now + 30, newest_elsewhere=True).plain
+    assert "write" not in together, together

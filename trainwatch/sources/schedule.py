@@ -86,6 +86,17 @@ def watch_dirs(event_driven: Iterable[str], patterns: Iterable[str], force_poll:
     return flat, recursive
 
 
+def patterns_watched(patterns: Iterable[str], force_poll: bool) -> bool:
+    """Every directory and glob PATH is watched by `watch_dirs` (none on a network filesystem)."""
+    if force_poll:
+        return False
+    for pattern in patterns:
+        root = pattern if os.path.isdir(pattern) else glob_root(pattern)[0]
+        if is_network_fs(fstype_of(root)):
+            return False
+    return True
+
+
 class Schedule:
     """When each followed source is due: at once when woken (event-driven sources), else at its
     safety poll or on its poll clock."""
@@ -95,14 +106,20 @@ class Schedule:
         self._event_driven: dict[str, bool] = {}  # absent: True (stdin, inotify) until a mode is set
         self._due: dict[str, float] = {}
         self._clocks: dict[str, PollClock] = {}  # polled sources: stat often while active
+        # The soonest due time after the last round, and the number of sources then: a round
+        # before it that nothing woke has nothing to do (256 idle files: no pass over them all).
+        self._next: float | None = None
+        self._count = -1
 
     def set_mode(self, name: str, mode: str) -> None:
+        self._next = None
         self._event_driven[name] = mode in EVENT_DRIVEN
 
     def event_driven(self, name: str) -> bool:
         return self._event_driven.get(name, True)
 
     def forget(self, name: str) -> None:
+        self._next = None
         self._event_driven.pop(name, None)
         self._due.pop(name, None)
         self._clocks.pop(name, None)
@@ -112,31 +129,48 @@ class Schedule:
         active: one got data)."""
         more = active = False
         count = len(sources)
+        if not woken and self._next is not None and count == self._count and now < self._next:
+            return more, active
+        soonest = math.inf
         for name, source in list(sources.items()):
+            if source.finished:
+                continue
             event_driven = self.event_driven(name)
-            if source.finished or not (self._due.get(name, 0.0) <= now or (woken and event_driven)):
-                continue
-            if event_driven and not woken and source.quiet():
-                # inotify's safety poll of an unchanged file (a change would have woken us)
-                self._due[name] = safety_due(now, count)
-                continue
-            clock = None if event_driven else self._clock(name)
-            if clock is not None and clock.stat_is_enough(now) and source.quiet():
-                self._due[name] = clock.next_look(now)  # polled, recently active, unchanged
-                continue
-            seen = source.last_data
-            if source.pump(ROUND_BUDGET):
-                more = True
-                self._due[name] = now
-            elif clock is not None:
-                self._due[name] = clock.after_read(now, source.last_data != seen)
-            else:
-                self._due[name] = safety_due(now, count)
-            active = active or source.last_data != seen
+            due = self._due.get(name, 0.0)
+            if due <= now or (woken and event_driven):
+                seen = source.last_data
+                more = self._read(name, source, now, woken, event_driven, count) or more
+                active = active or source.last_data != seen
+                due = self._due[name]
+            soonest = min(soonest, due)
+        self._next, self._count = soonest, count
         return more, active
+
+    def _read(self, name: str, source: Followed, now: float, woken: bool, event_driven: bool, count: int) -> bool:
+        """One due source: its safety poll, a poll-clock look or a read; sets when it is due
+        next. True: it has more waiting right now."""
+        if event_driven and not woken and source.quiet():
+            # inotify's safety poll of an unchanged file (a change would have woken us)
+            self._due[name] = safety_due(now, count)
+            return False
+        clock = None if event_driven else self._clock(name)
+        if clock is not None and clock.stat_is_enough(now) and source.quiet():
+            self._due[name] = clock.next_look(now)  # polled, recently active, unchanged
+            return False
+        seen = source.last_data
+        if source.pump(ROUND_BUDGET):
+            self._due[name] = now
+            return True
+        if clock is not None:
+            self._due[name] = clock.after_read(now, source.last_data != seen)
+        else:
+            self._due[name] = safety_due(now, count)
+        return False
 
     def wait_s(self, sources: Mapping[str, Followed], now: float) -> float:
         """Until the next source is due (a safety poll's interval when none is)."""
+        if self._next is not None and len(sources) == self._count:
+            return (self._next if self._next < math.inf else now + safety_poll_s(len(sources))) - now
         pending = [self._due.get(name, 0.0) for name, source in sources.items() if not source.finished]
         return min(pending, default=now + safety_poll_s(len(sources))) - now
 

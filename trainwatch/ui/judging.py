@@ -17,6 +17,10 @@ from trainwatch.ui.messages import Judged
 from trainwatch.ui.redraw import paced
 
 DIAGNOSE_IDLE_EVERY_S = 5.0
+# ...or less often when a judgement costs more than this share of a core at that pace (256
+# ranks: ~8 ms, every 8 s): an idle dashboard must stay idle.
+IDLE_JUDGE_SHARE = 0.001
+IDLE_JUDGE_MAX_S = 30.0  # (a stall is never told later than this for its cost)
 # Work that took longer than this last time is done off the event loop's turn.
 INLINE_S = 0.03
 JUDGE_LOST_S = 30.0  # a judging thread that has not answered by then is taken as lost
@@ -57,7 +61,9 @@ class Judging:
 
     def idle_due(self, now_wall: float) -> bool:
         """On the clock: the time-dependent status of an idle run."""
-        return now_wall - self.forced_at >= max(DIAGNOSE_IDLE_EVERY_S, paced(self.costs[False]))
+        by_cost = min(IDLE_JUDGE_MAX_S, self.costs[False] / IDLE_JUDGE_SHARE)
+        every = max(DIAGNOSE_IDLE_EVERY_S, paced(self.costs[False]), by_cost)
+        return now_wall - self.forced_at >= every
 
     def judge(self, store: Store, now_wall: float) -> JudgedNow:
         """Verdict, findings, the CPU seconds it took, whether the record findings were computed again."""

@@ -37,7 +37,15 @@ from trainwatch.ui.tabs import TABS, tab_label
 from trainwatch.ui.widgets.chart import Chart
 from trainwatch.ui.widgets.events import EventsTable
 from trainwatch.ui.widgets.findings import FindingsList
-from trainwatch.ui.widgets.header import RunHeader, findings_text, progress_line, source_line
+from trainwatch.ui.widgets.header import (
+    WRITE_AGE,
+    RunHeader,
+    SourcesShown,
+    findings_text,
+    progress_line,
+    sources_shown,
+    sources_text,
+)
 from trainwatch.ui.widgets.panel import Panel, View
 from trainwatch.ui.widgets.ranks import RanksTable
 
@@ -73,6 +81,7 @@ class DashboardScreen(Screen[None]):
         self._ready = False
         self._header_key: tuple[int, int, int] | None = None  # what the header's record-derived parts were taken at
         self._header_data: tuple[list[int], dict[str, list[int]], Progress] = ([], {}, NO_PROGRESS)
+        self._sources_shown: SourcesShown | None = None  # the sources line as of the last news
 
     @property
     def twapp(self) -> TrainwatchApp:
@@ -252,7 +261,7 @@ class DashboardScreen(Screen[None]):
             return  # the ages move on at the next tick
         try:
             with self.app.batch_update():
-                self._update_header()  # redraws only if its text changed ("last write 5s" -> "6s")
+                self._update_header(aged=True)  # redraws only if its text changed ("last write 5s" -> "6s")
                 if self.tab() == "ranks":  # the "updated" ages; refreshed on showing the tab otherwise
                     self.query_one(RanksTable).redraw(self.view(False))
         finally:
@@ -294,23 +303,29 @@ class DashboardScreen(Screen[None]):
                 self.query_one(RanksTable).redraw(self.view(False))
                 self.query_one(FindingsList).redraw(self.view(False))
 
-    def _update_header(self) -> None:
+    def _update_header(self, aged: bool = False) -> None:
         """Each second (the ages move) and on news: what depends on the records alone (ranks,
         nodes, progress) is taken again only when the store or the ranks seen changed, so an
-        idle dashboard on 256 files does not go over every rank each second."""
+        idle dashboard on 256 files does not go over every rank each second. `aged`: the clock's
+        tick, which only ages the sources line taken at the last news (the sources' states also
+        move without a new record: history read, a note; news redraws take them again)."""
         with self.store.lock:
             sources = list(self.store.sources.values())
             key = (self.store.version, len(sources), sum(len(st.ranks_seen) for st in sources))
-            if self._header_key != key:
+            changed = self._header_key != key
+            if changed:
                 # ranks with records, and ranks the log names as members (torchrun barrier lines...)
                 ranks = sorted(self.store.ranks.union(*(st.ranks_seen for st in sources)))
                 self._header_data = (ranks, data.ranks_by_host(self.store), progress(self.store))
                 self._header_key = key
-        ranks, hosts, prog = self._header_data
+            ranks, hosts, prog = self._header_data
+            if changed or not aged or self._sources_shown is None:
+                self._sources_shown = sources_shown(sources, ranks, hosts)
         now = self.twapp.clock.wall()
+        progress_text = progress_line(self.verdict, prog, now)
         self.query_one(RunHeader).show(
-            source_line(sources, now, ranks, hosts),
-            progress_line(self.verdict, prog, now),
+            sources_text(self._sources_shown, now, newest_elsewhere=WRITE_AGE in progress_text.plain),
+            progress_text,
             findings_text(list(self.findings)),
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -28,14 +29,27 @@ STATUS_STYLE = {
 }
 
 
-def source_line(
-    sources: list[SourceState], now_wall: float, ranks: list[int], hosts: Mapping[str, list[int]] | None = None
-) -> Text:
-    """Sources, formats, follow mode and the age of the last write to each. With `hosts` (node ->
-    its ranks, when the log names two or more nodes) the ranks are listed per node."""
+@dataclass(frozen=True)
+class SourcesShown:
+    """What the sources line shows that does not move with the clock: taken on news, and only
+    aged on the idle 1 s clock (256 sources: a pass over them all each second was most of the
+    clock's cost)."""
+
+    head: Text  # sources, history, formats, ranks, follow modes
+    newest: float | None  # the latest write time of any source (None: no write time known)
+    oldest: tuple[float, str] | None  # the earliest one and its source, with two or more
+    tail: Text  # a note, "reading…"
+
+
+def sources_shown(
+    sources: list[SourceState], ranks: list[int], hosts: Mapping[str, list[int]] | None = None
+) -> SourcesShown:
+    """Sources, formats, follow mode and the last write to each. With `hosts` (node -> its
+    ranks, when the log names two or more nodes) the ranks are listed per node."""
     out = Text(no_wrap=True, overflow="ellipsis")
+    tail = Text(no_wrap=True, overflow="ellipsis")
     if not sources:
-        return out.append("no sources", style="dim")
+        return SourcesShown(out.append("no sources", style="dim"), None, None, tail)
     formats: list[str] = []
     for s in sources:
         formats += [f for f in s.formats if f not in formats]
@@ -62,23 +76,51 @@ def source_line(
     out.append(", ".join(modes) if modes else "read once")
     # A file's own mtime says when it was written (not when we read it: a 2020 log opened now is
     # not "written 9s ago"); stdin has no mtime, so there the arrival time is all there is.
-    written = [(written_at(s), s) for s in sources]
-    ages = [(max(0.0, now_wall - w), s) for w, s in written if w]
-    if ages:
-        newest = min(ages, key=lambda a: a[0])
-        out.append("  last write: ", style="dim")
-        out.append(fmt_age(newest[0]))
-        if len(ages) > 1:
-            oldest = max(ages, key=lambda a: a[0])
-            out.append(f" (oldest {fmt_age(oldest[0])}: {short_source(oldest[1].source, 24)})", style="dim")
+    written = [(w, s) for w, s in ((written_at(s), s) for s in sources) if w]
+    newest = oldest = None
+    if written:
+        newest = max(w for w, _s in written)
+        if len(written) > 1:
+            first, source = min(written, key=lambda ws: ws[0])
+            oldest = (first, short_source(source.source, 24))
     notes = [s.note for s in sources if s.note]
     if notes:
         # Nothing read yet (a mistyped path waited for): the note is the whole story, on its own line.
-        out.append("\n⚠ " if not any(s.lines for s in sources) else "  ⚠ ", style="yellow")
-        out.append(notes[0], style="yellow")
-    if history_pending(sources) is None and any(s.catching_up for s in sources):
-        out.append("  reading…", style="dim italic")
+        tail.append("\n⚠ " if not any(s.lines for s in sources) else "  ⚠ ", style="yellow")
+        tail.append(notes[0], style="yellow")
+    if history is None and any(s.catching_up for s in sources):
+        tail.append("  reading…", style="dim italic")
+    return SourcesShown(out, newest, oldest, tail)
+
+
+def sources_text(shown: SourcesShown, now_wall: float, *, newest_elsewhere: bool = False) -> Text:
+    """The sources line at `now_wall`: the ages of the newest and the oldest write.
+    `newest_elsewhere`: the progress line above prints the last write's age; here only a source
+    written longer ago than that (a file that stopped) is named."""
+    out = shown.head.copy()
+    if shown.newest is not None:
+        newest = fmt_age(max(0.0, now_wall - shown.newest))
+        oldest = None
+        if shown.oldest is not None:
+            first, source = shown.oldest
+            oldest = (fmt_age(max(0.0, now_wall - first)), source)
+        if not newest_elsewhere:
+            out.append("  last write: ", style="dim")
+            out.append(newest)
+            if oldest is not None:
+                out.append(f" (oldest {oldest[0]}: {oldest[1]})", style="dim")
+        elif oldest is not None and oldest[0] != newest:
+            out.append(f"  oldest write: {oldest[0]} ({oldest[1]})", style="dim")
+    out.append_text(shown.tail)
     return out
+
+
+def source_line(
+    sources: list[SourceState], now_wall: float, ranks: list[int], hosts: Mapping[str, list[int]] | None = None
+) -> Text:
+    """Sources, formats, follow mode and the age of the last write to each (`sources_shown`
+    aged at `now_wall`)."""
+    return sources_text(sources_shown(sources, ranks, hosts), now_wall)
 
 
 def _ranks(ranks: list[int]) -> str:
@@ -89,6 +131,7 @@ def _ranks(ranks: list[int]) -> str:
 
 # Where the dashboard shows what diagnosis only counts (it knows no keys).
 PROFILER_HINT = "Profiler tab, key 5"
+WRITE_AGE = "  last write "  # the progress line's age of the last write (the sources line's is then left out)
 
 
 def progress_line(verdict: Judgement, prog: Progress, now_wall: float | None = None) -> Text:
@@ -123,7 +166,7 @@ def progress_line(verdict: Judgement, prog: Progress, now_wall: float | None = N
             out.append(part.value, style="bold")
     age = verdict.age_at(now_wall) if now_wall is not None else None
     if parts and age is not None and status in ("running", "stalled"):
-        out.append("  last write ", style="dim")
+        out.append(WRITE_AGE, style="dim")
         out.append(fmt_age(age))
     cause = verdict.status.cause
     if status == "unknown":
@@ -163,6 +206,12 @@ class StatusBadge(Static):
     """
 
     def set_status(self, status: str) -> None:
+        # Called each time the header's text changes (every second: the ages): the same word
+        # again must not update the Static, whose `update` re-arranges the whole screen (its
+        # width is its word's) — a third of an idle dashboard's CPU on 256 files.
+        if status == getattr(self, "_status", None):
+            return
+        self._status = status
         state = status if status in STATES else "unknown"
         for other in STATES:
             self.set_class(other == state, f"-{other}")
@@ -207,10 +256,15 @@ class RunHeader(Widget):
             body.append("\n")
             body.append_text(findings)
         # Same number of lines (an age ticking, a new step): repaint only; a layout pass
-        # re-arranges the whole screen and costs ~3x more (idle CPU).
+        # re-arranges the whole screen and costs ~3x more (idle CPU). Only the part whose text
+        # changed is repainted: each repaint is a compositor pass (most of an idle tick).
         same_height = last is not None and last.plain.count("\n") == text.plain.count("\n")
-        self.query_one("#header-progress", Static).update(rest, layout=False)
-        self.query_one("#header-rest", Static).update(body, layout=not same_height)
+        shown: tuple[Text, Text] | None = getattr(self, "_parts", None)
+        if shown is None or shown[0] != rest:
+            self.query_one("#header-progress", Static).update(rest, layout=False)
+        if shown is None or shown[1] != body or not same_height:
+            self.query_one("#header-rest", Static).update(body, layout=not same_height)
+        self._parts = (rest, body)
 
 
 def split_badge(progress: Text) -> tuple[str, Text]:
