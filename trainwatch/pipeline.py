@@ -93,6 +93,15 @@ class Pipeline:
         # enough (a missed set is caught by the next periodic rediscovery).
         self._rediscover_now = False
         self._patterns_watched = False  # every directory/glob PATH under an inotify watch
+        # The paths the watcher reported since the last round (its thread adds, the follow
+        # thread takes): a wake-up reads those files, not every file (256 per-rank files each
+        # written 4 times a second: a read attempt of all 256 at each of ~30 wake-ups a second
+        # was most of the CPU). `_read_all`: a wake-up from elsewhere (a stream's reader, stop).
+        self._changed: set[str] = set()
+        self._changed_lock = threading.Lock()
+        self._read_all = True
+        self._by_path: dict[str, str] = {}  # absolute path -> source name, of the files followed
+        self._by_path_of = -1  # (built for this many readers)
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
@@ -162,7 +171,7 @@ class Pipeline:
         else:
             name = spec.name  # a joined log's steps go one by one through its join, not in column blocks
             bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731
-            feed = SourceFeed(spec, self._joins.log_sink(name), state, self._wake.set, bulk_ok=bulk_ok)
+            feed = SourceFeed(spec, self._joins.log_sink(name), state, self._poke, bulk_ok=bulk_ok)
         self.readers[spec.name] = feed
         if self._backfill is not None:  # a source found while the history is read: read it in both stores
             self._split(spec.name, feed, self._backfill)
@@ -282,9 +291,41 @@ class Pipeline:
                 self._rediscover_now = True  # what appeared while the new watch was starting
 
     def _on_change(self, paths: set[str]) -> None:
-        if any(p not in self.readers for p in paths):  # a new file, or a directory a PATH waits for
-            self._rediscover_now = True
+        by_path = self._by_path
+        if any(p not in by_path and p not in self.readers for p in paths):
+            self._rediscover_now = True  # a new file, or a directory a PATH waits for
+        with self._changed_lock:
+            self._changed |= paths
         self._wake.set()
+
+    def _poke(self) -> None:
+        """A wake-up that is not the watcher's (a stream's reader thread): read every source."""
+        self._read_all = True
+        self._wake.set()
+
+    def _woken_sources(self) -> set[str] | None:
+        """The sources a wake-up is for: those of the paths the watcher reported and every
+        stream, or None (all of them) when a path is not one of ours or another thread woke us."""
+        with self._changed_lock:
+            changed, self._changed = self._changed, set()
+        read_all, self._read_all = self._read_all, False
+        if self._by_path_of != len(self.readers):
+            self._by_path = {
+                os.path.abspath(feed.spec.path): name
+                for name, feed in self.readers.items()
+                if feed.spec.path is not None and not feed.is_stream
+            }
+            self._by_path_of = len(self.readers)
+        if read_all:
+            return None
+        names: set[str] = set()
+        for path in changed:
+            name = self._by_path.get(path)
+            if name is None:
+                return None
+            names.add(name)
+        names.update(name for name, feed in self.readers.items() if feed.is_stream)
+        return names
 
     # ------------------------------------------------------------ tail first
     @property
@@ -323,13 +364,13 @@ class Pipeline:
             assert records is not None  # the same path gave one a moment ago
             backfill.feeds[name] = RecordFeed(feed.spec, records, self._backfill_sink, staging)
             return  # record files are small: the feed in `readers` reads the whole file
-        backfill.feeds[name] = SourceFeed(feed.spec, self._backfill_sink, staging, self._wake.set, lambda: True)
+        backfill.feeds[name] = SourceFeed(feed.spec, self._backfill_sink, staging, self._poke, lambda: True)
         start = window_start(path, self.window_bytes)
         backfill.starts[name] = start
         if start:
             feed.close()
             self.readers[name] = SourceFeed(
-                feed.spec, self._sink, feed.state, self._wake.set, bulk_ok=lambda: not self._sinks, start=start
+                feed.spec, self._sink, feed.state, self._poke, bulk_ok=lambda: not self._sinks, start=start
             )
             feed.state.history_read(0.0)
 
@@ -387,7 +428,7 @@ class Pipeline:
             if start:
                 feed.close()
                 feeds[name] = SourceFeed(
-                    feed.spec, self._sink, feed.state, self._wake.set, bulk_ok=lambda: not self._sinks, start=start
+                    feed.spec, self._sink, feed.state, self._poke, bulk_ok=lambda: not self._sinks, start=start
                 )
         self.read_to_end()
         return True
@@ -463,7 +504,8 @@ class Pipeline:
         while not stop.is_set():
             if until_inputs_end and self.readers and all(f.finished and f.is_stream for f in self.readers.values()):
                 return
-            more, active = self.schedule.round(self.readers, time.monotonic(), woken)
+            only = self._woken_sources() if woken else None
+            more, active = self.schedule.round(self.readers, time.monotonic(), woken, only)
             if self._backfill is not None and not more:  # the windows first, then the history
                 more, redraw = self._pump_backfill(time.monotonic())
                 active = active or redraw

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Protocol
 
 from trainwatch.sources.discover import glob_root
@@ -124,9 +124,12 @@ class Schedule:
         self._due.pop(name, None)
         self._clocks.pop(name, None)
 
-    def round(self, sources: Mapping[str, Followed], now: float, woken: bool) -> tuple[bool, bool]:
+    def round(
+        self, sources: Mapping[str, Followed], now: float, woken: bool, only: Collection[str] | None = None
+    ) -> tuple[bool, bool]:
         """Read every source that is due. Returns (more: one has more waiting right now,
-        active: one got data)."""
+        active: one got data). `only`: the event-driven sources the wake-up is for (the files
+        the watcher reported); None: all of them."""
         more = active = False
         count = len(sources)
         if not woken and self._next is not None and count == self._count and now < self._next:
@@ -137,7 +140,7 @@ class Schedule:
                 continue
             event_driven = self.event_driven(name)
             due = self._due.get(name, 0.0)
-            if due <= now or (woken and event_driven):
+            if due <= now or (woken and event_driven and (only is None or name in only)):
                 seen = source.last_data
                 more = self._read(name, source, now, woken, event_driven, count) or more
                 active = active or source.last_data != seen

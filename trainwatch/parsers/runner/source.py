@@ -41,6 +41,10 @@ class SourceParser:
         # every alternative at every position) or a generator per parser.
         self._triggered = [(p, tuple(p.triggers)) for p in self.parsers if p.triggers]
         self._always = [p for p in self.parsers if not p.triggers]
+        # The parsers with an end-of-data hook of their own: `at_eof` runs after every read of a
+        # followed file (256 files written 4 times a second: a thousand times a second), and
+        # calling the base class's empty hook of forty parsers each time was a tenth of it.
+        self._eof_parsers = [p for p in self.parsers if type(p).at_eof is not Parser.at_eof]
         self.stats = SourceStats()
         where = path or source
         named = source != "-"
@@ -129,7 +133,7 @@ class SourceParser:
             self._end_probe()
         self._flush_pending()
         self._current = None  # what parsers release now is not the last line's
-        for parser in self.parsers:
+        for parser in self._eof_parsers:
             self._current_parser = parser.name
             try:
                 parser.at_eof(self)

@@ -299,7 +299,7 @@ class DashboardScreen(Screen[None]):
         self.twapp.status_judged(self.verdict)
         if self._alive():
             with self.app.batch_update():
-                self._update_header()
+                self._update_header(aged=True)  # (a new verdict: the sources line as of the last news)
                 self.query_one(RanksTable).redraw(self.view(False))
                 self.query_one(FindingsList).redraw(self.view(False))
 
