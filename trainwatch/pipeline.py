@@ -48,6 +48,10 @@ REDISCOVER_MIN_GAP_S = 0.1
 BACKFILL_BUDGET = CHUNK  # history bytes read per loop round, once the windows are read
 BACKFILL_REDRAW_S = 0.5  # the dashboard is told of history progress at most this often
 MAX_SLEEP_S = 1.0  # longest sleep of the follow loop; `stop()` wakes it at once...
+# A dashboard holds the history back until it has drawn the tail windows (`hold_history`): read
+# at once, the history's catch-up takes the GIL from the UI thread's start, which then took 5-7 s
+# instead of 1.5 s to show the present, one start in two. Never held longer than this.
+HISTORY_HOLD_MAX_S = 3.0
 EXTERNAL_STOP_SLEEP_S = 0.25  # ...a stop event set by a signal handler (which must not touch locks) within this
 
 
@@ -93,6 +97,10 @@ class Pipeline:
         # enough (a missed set is caught by the next periodic rediscovery).
         self._rediscover_now = False
         self._patterns_watched = False  # every directory/glob PATH under an inotify watch
+        self._history_gate = threading.Event()  # set: the history may be read (`hold_history`)
+        self._history_gate.set()
+        self._windows_version: int | None = None  # the store version once the windows were read
+        self._windows_at = 0.0
         # The paths the watcher reported since the last round (its thread adds, the follow
         # thread takes): a wake-up reads those files, not every file (256 per-rank files each
         # written 4 times a second: a read attempt of all 256 at each of ~30 wake-ups a second
@@ -328,6 +336,33 @@ class Pipeline:
         return names
 
     # ------------------------------------------------------------ tail first
+    def hold_history(self) -> None:
+        """Before following: read the tail windows, then wait for `release_history` (at most
+        HISTORY_HOLD_MAX_S) before reading the history."""
+        self._history_gate = threading.Event()
+
+    def release_history(self) -> None:
+        self._history_gate.set()
+        self._wake.set()
+
+    def history_waits(self, version: int) -> bool:
+        """The history is held, and the windows were all in the store at `version` or before."""
+        return (
+            self._backfill is not None
+            and not self._history_gate.is_set()
+            and self._windows_version is not None
+            and version >= self._windows_version
+        )
+
+    def _history_held(self, now: float) -> float:
+        """Seconds the history is still held for (0: read it now)."""
+        if self._history_gate.is_set():
+            return 0.0
+        if self._windows_version is None:
+            self._windows_version = self.store.version
+            self._windows_at = now
+        return max(0.0, HISTORY_HOLD_MAX_S - (now - self._windows_at))
+
     @property
     def backfilling(self) -> bool:
         """The store holds big files' tail windows; their history is still being read."""
@@ -506,9 +541,14 @@ class Pipeline:
                 return
             only = self._woken_sources() if woken else None
             more, active = self.schedule.round(self.readers, time.monotonic(), woken, only)
+            held = 0.0
             if self._backfill is not None and not more:  # the windows first, then the history
-                more, redraw = self._pump_backfill(time.monotonic())
-                active = active or redraw
+                first = self._windows_version is None
+                held = self._history_held(time.monotonic())
+                active = active or (bool(held) and first)  # (the dashboard draws them, then releases it)
+                if not held:
+                    more, redraw = self._pump_backfill(time.monotonic())
+                    active = active or redraw
             if self._watcher is not None and self._watcher.error and not watcher_failed:
                 watcher_failed = True
                 for feed in self.readers.values():
@@ -529,6 +569,8 @@ class Pipeline:
                 self._wake.clear()
                 continue
             timeout = self.schedule.wait_s(self.readers, now)
+            if held:
+                timeout = min(timeout, held)
             if self._rediscover_now:
                 timeout = min(timeout, REDISCOVER_MIN_GAP_S)
             woken = self._wake.wait(min(max(timeout, 0.005), longest))

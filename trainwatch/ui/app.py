@@ -118,6 +118,7 @@ class TrainwatchApp(App[None]):
             self.notify(printable(problem), title="keymap", severity="warning", timeout=10, markup=False)
         if self.pipeline is not None:
             self.pipeline.on_activity = self._on_pipeline_activity
+            self.pipeline.hold_history()  # the present on screen first (`DashboardScreen._numbers`)
             self.run_worker(self._ingest, name="ingest", group="ingest", thread=True, exit_on_error=False)
         else:  # a store filled by someone else: nobody posts StoreChanged, look at its version
             self.set_interval(self.fast_interval, self._poll_store)

@@ -208,6 +208,9 @@ class DashboardScreen(Screen[None]):
             for panel in self.panels(NUMBERS):
                 panel.redraw(view)
             self._update_header()
+        pipeline = self.twapp.pipeline
+        if pipeline is not None and pipeline.history_waits(version):
+            self.call_after_refresh(pipeline.release_history)  # the windows are on screen: now the history
         self.scheduler.ran(NUMBERS, time.monotonic(), time.thread_time() - start)
 
     def _charts(self) -> None:
