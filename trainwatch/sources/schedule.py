@@ -20,8 +20,8 @@ from trainwatch.sources.watch import fstype_of, is_network_fs
 
 POLL_INTERVAL_S = 0.25  # polling sources (network filesystems, --poll)
 SAFETY_POLL_S = 1.0  # inotify sources: stat anyway this often...
-SAFETY_POLLS_PER_S = 100  # ...or less often with many files: at most this many such stats a second
-SAFETY_TICK_S = 0.25  # safety polls fall on this grid
+SAFETY_POLLS_PER_S = 50  # ...or less often with many files: at most this many such stats a second
+SAFETY_TICK_S = 1.0  # safety polls fall on this grid (one wake-up a second for them all)
 ROUND_BUDGET = 1024 * 1024  # bytes per source per round while following
 EVENT_DRIVEN = ("inotify", "stdin", "stream")  # follow modes read when woken, not on a poll clock
 
@@ -45,7 +45,7 @@ class Followed(Protocol):
 
 def safety_poll_s(sources: int) -> float:
     """How often an inotify-watched file is stat-checked anyway: 1 s, or spread so that 256
-    per-rank files cost at most SAFETY_POLLS_PER_S stats a second (2.6 s apart)."""
+    per-rank files cost at most SAFETY_POLLS_PER_S stats a second (5.1 s apart)."""
     return max(SAFETY_POLL_S, sources / SAFETY_POLLS_PER_S)
 
 
