@@ -118,8 +118,10 @@ class SourceFeed:
         self.parser.content_restarted(note)
 
     # ------------------------------------------------------------------ runs
-    def pump(self, limit: int = CHUNK) -> bool:
-        """Read what is available (up to about `limit` bytes). True if more is waiting right now."""
+    def pump(self, limit: int = CHUNK, *, live: bool = True) -> bool:
+        """Read what is available (up to about `limit` bytes). True if more is waiting right now.
+        `live=False`: a stream read to its close as a whole (`summary`, `check`): what it has not
+        sent yet is not news arriving live, whatever the pace of the pipe."""
         if self.reader.finished:
             return False
         read = self.reader.pump(limit)
@@ -138,7 +140,7 @@ class SourceFeed:
             self.parser.at_eof()
         self._sync_stats()
         self._emit()
-        if not read.more:
+        if not read.more and live:
             self.state.caught_up()  # after this batch reached the store: steps stored later arrived live
         return read.more
 
@@ -202,7 +204,7 @@ class RecordFeed:
     def quiet(self) -> bool:
         return self.reader.quiet()
 
-    def pump(self, limit: int = CHUNK) -> bool:
+    def pump(self, limit: int = CHUNK, *, live: bool = True) -> bool:
         if self.finished:
             return False
         got = self.reader.read(limit)
@@ -226,7 +228,7 @@ class RecordFeed:
                 ranks_seen=(),
             )
             self._sink(list(got.records))
-        if not got.more:
+        if not got.more and live:
             self.state.caught_up()
         return got.more
 

@@ -473,8 +473,10 @@ class Pipeline:
         """Read every source to its current end, then finish them (summary, export)."""
         streams = [feed for feed in self.readers.values() if feed.is_stream]
         while any(not feed.finished for feed in streams):
-            # stdin, FIFOs: read side by side until each closes (their threads buffer meanwhile)
-            if not any([feed.pump() for feed in streams]):
+            # stdin, FIFOs: read side by side until each closes (their threads buffer meanwhile);
+            # judged as a whole, as a file is: a pipe that drains faster than its writer fills it
+            # is not a live run (`cat log | trainwatch check -` said "running" one time in many)
+            if not any([feed.pump(live=False) for feed in streams]):
                 self._wake.wait(0.05)
                 self._wake.clear()
         # Record files first: a text log's step-less dicts then find their step (`RunJoin`).

@@ -157,3 +157,26 @@ def test_a_fifo_inside_a_walked_directory_is_still_skipped(tmp_path: Path) -> No
     assert done.returncode == 0
     assert done.stderr.splitlines() == [f"trainwatch: {logs}/rank1.log: {NOT_READ}"]
     assert json.loads(done.stdout)["sources"] == [str(logs / "out.log")]
+
+
+SLOW_WRITER = """
+import sys, time
+data = open(sys.argv[1], "rb").read()
+with open(sys.argv[2], "wb") as pipe:
+    half = len(data) // 2
+    pipe.write(data[:half])
+    pipe.flush()
+    time.sleep(1.0)  # the reader has drained the pipe long before the rest comes
+    pipe.write(data[half:])
+"""
+
+
+def test_a_stream_read_to_its_close_is_judged_as_the_same_log_in_a_file(fifos: tuple[Path, Path]) -> None:
+    """`check` reads a stream until it closes: a pipe that drains faster than its writer fills it
+    is not a live run. The first half of a 2020 log must not make the rest "arrive now"."""
+    writer = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, str(MEGATRON), str(fifos[0])])
+    check = _trainwatch(["check", str(fifos[0])])
+    assert writer.wait(timeout=60) == 0
+    from_file = _trainwatch(["check", str(MEGATRON)])
+    assert check.returncode == from_file.returncode == 1, (check.stdout, from_file.stdout)
+    assert check.stdout.startswith("stalled: log ends at step 23000"), check.stdout
