@@ -462,3 +462,46 @@ def test_timestamped_steps_join_the_block_with_their_log_time(monkeypatch: pytes
     assert bulk == _records_to_store(texts, False)
     times = next(v[2] for k, v in bulk["store"]["series"].items() if "'metric', 'skipped'" in k)
     assert times[:2] == [_r(iso_to_epoch("2020-12-12T00:07:01.672")), _r(iso_to_epoch("2020-12-12T00:14:02.672"))]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_catch_up_leaves_the_garbage_collector_as_it_found_it(
+    enabled: bool, monkeypatch: pytest.MonkeyPatch, small_bulk: None
+) -> None:
+    """The bulk path pauses the cyclic collector while it reads (its allocations are acyclic):
+    paused during the read, as before afterwards, even when the read fails half-way."""
+    import gc
+
+    seen: list[bool] = []
+    original = catchup.CatchUp._slice
+
+    def spy(self: catchup.CatchUp, text: str, pos: int, end: int, no: int) -> int:
+        seen.append(gc.isenabled())
+        return original(self, text, pos, end, no)
+
+    monkeypatch.setattr(catchup.CatchUp, "_slice", spy)
+    was = gc.isenabled()
+    try:
+        if not enabled:
+            gc.disable()
+        Pipeline([str(seed("004"))]).read_to_end()
+        assert seen and not any(seen)
+        assert gc.isenabled() is enabled
+
+        def boom(self: catchup.CatchUp, text: str, pos: int, end: int, no: int) -> int:
+            raise RuntimeError("a bug in the bulk path")
+
+        monkeypatch.setattr(catchup.CatchUp, "_slice", boom)
+        with pytest.raises(RuntimeError):
+            catchup.CatchUp.read(_catch_up(), "x\n", 0, 1)
+        assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def _catch_up() -> catchup.CatchUp:
+    parser = SourceParser("s", new_parsers(), lambda record: None)
+    return parser._catchup

@@ -69,6 +69,11 @@ class BulkTemplate:
         (one call for a run, not one per line); returns their steps.
     ready: whether the parser's state lets it treat the next such line as usual (else per line).
     absent: substrings the parser's dispatch tests that must never occur in such a line.
+    step_of: (phases) such a line changes no state and its step is this, the step of its owner's
+        last step line (Megatron's timers after `iteration N`): a run then takes the steps of
+        its rows from the owner's step rows before them, with no call per line.
+    last_counts: (step) n such lines in a row leave the parser as the last one alone does (its
+        `on_line` only records the step): a run calls it for its last row only.
     """
 
     owner: Parser
@@ -82,6 +87,8 @@ class BulkTemplate:
     ready: Callable[[], bool] | None = None
     absent: tuple[str, ...] = ()
     on_lines: Callable[[int], list[int | None]] | None = None
+    step_of: Callable[[], int | None] | None = None
+    last_counts: bool = False
     # Filled in by admit():
     ngroups: int = 0
     regex: str = ""

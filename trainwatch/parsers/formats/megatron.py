@@ -284,6 +284,7 @@ class MegatronParser(Parser):
             extras=(("total_steps", 4),),
             ready=self._bulk_ready,
             absent=("time across ranks", "validation loss at iteration", "memory (MB)"),
+            last_counts=True,
         )
 
     def _timers_template(self, text: str) -> BulkTemplate | None:
@@ -308,6 +309,7 @@ class MegatronParser(Parser):
             on_line,
             ready=self._bulk_ready,
             absent=("time across ranks", "iteration"),
+            step_of=lambda: self._last_iter,
         )
 
     # ------------------------------------------------------------ iteration

@@ -11,6 +11,7 @@ segments (`Segments`); it reaches the per-line path through the callables it is 
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 from collections import Counter
@@ -84,14 +85,23 @@ class CatchUp:
 
     # ------------------------------------------------------------------ reading
     def read(self, text: str, pos: int, no: int) -> None:
-        """The whole lines of `text` from `pos` (it ends with a newline), numbered from `no`."""
+        """The whole lines of `text` from `pos` (it ends with a newline), numbered from `no`.
+
+        The cyclic garbage collector is paused meanwhile: a chunk is millions of short-lived
+        tuples and strings that refcounting frees, and the collections their allocation would
+        trigger find nothing (a twentieth of a catch-up's time). It is never left paused."""
         self.learning = True
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
         try:
             while pos < len(text):
                 end = text.find("\n", pos + BULK_SLICE) + 1 or len(text)
                 no = self._slice(text, pos, end, no)
                 pos = end
         finally:
+            if paused:
+                gc.enable()
             self.learning = False
             self._materialize()
             self._close_block()

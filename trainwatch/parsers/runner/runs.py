@@ -37,6 +37,7 @@ class Run:
         self.a = a
         self.b = b
         self._step_rows: list[tuple[int, int]] = []  # (row, step) of the step rows, in row order
+        self._steps: dict[int, list[int]] = {}  # the steps of each step template's rows (by offset)
 
     @classmethod
     def of(
@@ -76,7 +77,8 @@ class Run:
         step_rows: list[tuple[int, int]] = []
         for off, template, at in self.present:
             if template.kind == "step":
-                step_rows += zip(at, map(int, _column(self.rows, at, off + template.step_group)), strict=True)  # type: ignore[operator]
+                steps = self._steps[off] = list(map(int, _column(self.rows, at, off + template.step_group)))  # type: ignore[operator]
+                step_rows += zip(at, steps, strict=True)
                 for g in template.nan_groups:
                     if not all(map(isfinite, map(float, _column(self.rows, at, off + g)))):
                         return False
@@ -89,6 +91,9 @@ class Run:
 
     def fits(self, block: ColumnBlock, rank: int) -> bool:
         """No shape of the run feeds a series another shape of the run or the block feeds."""
+        groups = block.groups
+        if all((rank, template) in groups for _off, template, _at in self.present):
+            return True  # each already feeds its own series in this block (`ColumnBlock.group`)
         taken: dict[tuple[str, str], BulkTemplate] = {}
         for _off, template, _at in self.present:
             kind = "phase" if template.kind == "phases" else "metric"
@@ -102,8 +107,9 @@ class Run:
     def write(self, block: ColumnBlock, rank: int, counts: Counter[str]) -> tuple[HeldRow | None, int | None]:
         """Move each parser's state and add the rows to `block` (`counts`: rows per parser).
 
-        Returns the last row when it is a step row (it stays pending: the next line may report
-        the same step) and the last step written, if any."""
+        After `steps_go_on` (its steps are used). Returns the last row when it is a step row
+        (it stays pending: the next line may report the same step) and the last step written,
+        if any."""
         rows, a, b, present, step_rows = self.rows, self.a, self.b, self.present, self._step_rows
         held = b - 1 if step_rows and step_rows[-1][0] == b - 1 else -1
         line_steps = _line_steps(rows, present)
@@ -111,7 +117,7 @@ class Run:
         for (off, template, at), got in zip(present, line_steps, strict=True):
             counts[template.owner.name] += len(at)
             if template.kind == "step":
-                got = list(map(int, _column(rows, at, off + template.step_group)))  # type: ignore[operator]
+                got = self._steps[off]  # type: ignore[assignment]
             if at[-1] == held:
                 at, got = at[:-1], got[:-1]
                 if not at:
@@ -158,10 +164,34 @@ def _line_steps(rows: Rows, present: Present) -> list[list[int | None]]:
             cut = itemgetter(slice(off, off + template.ngroups))
             out[ks[0]] = list(map(template.on_line, map(cut, map(rows.__getitem__, at))))
             continue
+        if _follow_steps(rows, present, ks, out):
+            continue
         for i, k in sorted((i, j) for j in ks for i in present[j][2]):
             off, template, _at = present[k]
             out[k].append(template.on_line(rows[i][off : off + template.ngroups]))
     return out
+
+
+def _follow_steps(rows: Rows, present: Present, ks: list[int], out: list[list[int | None]]) -> bool:
+    """One parser's step template (`last_counts`) and phases templates that take its last step
+    (`step_of`), as their calls in line order would leave them, without a call per line. False
+    (nothing done) for other combinations."""
+    steps_k = [k for k in ks if present[k][1].kind == "step"]
+    if len(steps_k) != 1 or not present[steps_k[0]][1].last_counts:
+        return False
+    followers = [k for k in ks if k != steps_k[0]]
+    if any(present[k][1].step_of is None for k in followers):
+        return False
+    off, template, at = present[steps_k[0]]
+    steps: list[int | None] = list(map(int, _column(rows, at, off + template.step_group)))  # type: ignore[operator]
+    for k in followers:
+        before = present[k][1].step_of()  # type: ignore[misc]
+        # a row's step: the last step row before it in the run, else the parser's step before the run
+        out[k] = [steps[j - 1] if j else before for j in (bisect_left(at, i) for i in present[k][2])]
+    last = rows[at[-1]]
+    template.on_line(last[off : off + template.ngroups])
+    out[steps_k[0]] = steps
+    return True
 
 
 def _column(rows: Sequence[tuple[str, ...]], at: Iterable[int], group: int) -> Iterable[str]:
