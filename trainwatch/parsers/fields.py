@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -73,6 +74,18 @@ _WRAPPER = re.compile(r"(?<=[\s:=])\s*(?:tensor|Tensor|array|Array|DeviceArray|n
 _PHASE_LABELS = frozenset({"train", "training"})
 _BATCH_AFTER = re.compile(r"\s*\[\s*\d+\s*/\s*\d+")
 _WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\Z")
+# Patterns anchored at the window's end (`\Z`) are tried by `search` from every position of the
+# window: six values a line, each with a 64-character window, were a third of the field reader's
+# time. A match can only start after the last character it cannot contain: for an ASCII window,
+# `rstrip` of the characters a match may hold finds that point at C speed, and the search starts
+# there (the same match: tests/parsers/test_fields_fast_search.py).
+# Every ASCII character a `_KEY_END` match may hold outside a parenthesised unit (`time (ms)`,
+# whose contents may be anything): the label's `[\w./@%-]`, quotes, `\s`, `:=->` and the `[(` a
+# value may open with. Only these may follow such a unit's `)` to the end (`_AFTER_UNIT`).
+_BLANKS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_AFTER_UNIT = "'\"" + _BLANKS + ":=->[("
+_KEY_CHARS = string.ascii_letters + string.digits + "_./@%" + _AFTER_UNIT
+_WORD_CHARS = string.ascii_letters + string.digits + "_"
 _KEY_WINDOW = 64
 # `Step [100/1000]`, `iter 5/100`, `| 200/ 2983 batches`: an `n/M` counter.
 _SLASH_TOTAL = re.compile(r"\s*/\s*(?P<m>\d{1,18})(?![\w.])")
@@ -288,13 +301,38 @@ _COPULAS = frozenset({"is", "was", "are", "equals"})
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
 
+def key_end(window: str) -> re.Match[str] | None:
+    """`_KEY_END.search(window)`, started where a match can start (see `_KEY_CHARS`): when no `)`
+    can close a unit of the label (the last `)` is followed by something no match holds)."""
+    if window.isascii():
+        close = window.rfind(")")
+        if close < 0 or window[close + 1 :].strip(_AFTER_UNIT):
+            return _KEY_END.search(window, len(window.rstrip(_KEY_CHARS)))
+    return _KEY_END.search(window)
+
+
+def word_end(text: str) -> re.Match[str] | None:
+    """`_WORD.search(text)`, started where a match can start: a word is a run of `_WORD_CHARS`."""
+    if text.isascii():
+        return _WORD.search(text, len(text.rstrip(_WORD_CHARS)))
+    return _WORD.search(text)
+
+
+def wrapper_end(window: str) -> re.Match[str] | None:
+    """`_WRAPPER.search(window)`: only a window ending in `(` or `([` (and blanks) can hold one."""
+    tail = window.rstrip()
+    if tail.endswith("(") or tail.endswith("(["):
+        return _WRAPPER.search(window)
+    return None
+
+
 def _key_before(text: str, start: int, lo: int) -> str | None:
     """The label of the value at `start` (`train loss` in `| train loss: 3.11`), or None."""
     window = text[max(lo, start - _KEY_WINDOW) : start]
-    wrapped = _WRAPPER.search(window)
+    wrapped = wrapper_end(window)
     if wrapped is not None:  # `loss tensor(0.69, device=...)`: the wrapper is not the label
         window = window[: wrapped.start()] + " "
-    m = _KEY_END.search(window)
+    m = key_end(window)
     if m is None:
         return None
     key = m.group("key")
@@ -322,7 +360,7 @@ def _key_before(text: str, start: int, lo: int) -> str | None:
         for _ in range(3):
             if not rest.endswith(" ") or rest.endswith("  "):
                 break
-            w = _WORD.search(rest[:-1])
+            w = word_end(rest[:-1])
             if w is None:
                 break
             word = w.group(0)

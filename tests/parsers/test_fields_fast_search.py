@@ -1,0 +1,106 @@
+"""The field reader's end-anchored searches start where a match can start (`fields.key_end`,
+`word_end`, `wrapper_end`): the same match as the plain `search` from the window's first
+character, on every value window of every real log here and on random windows made of the
+characters those patterns care about."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import REAL_LOGS, ROOT, SAMPLES, SEEDS
+
+from trainwatch.parsers import fields
+
+_LOGS = [
+    *sorted(SAMPLES.rglob("*.log")),
+    *sorted(SEEDS.glob("*")),
+    *sorted(REAL_LOGS.glob("*")),
+    *sorted((ROOT / "tests" / "corpus").rglob("*.log")),
+]
+# What the patterns read: label characters, quotes, blanks, separators, brackets and units, a
+# few characters no label holds, non-ASCII letters and blanks.
+_ALPHABET = "aZ_09./@%-'\" \t:=>[()|,#;*+lossmtenr" + "\x1c\x0b" + "é中\xa0"
+
+
+def _same(fast: re.Match[str] | None, plain: re.Match[str] | None) -> bool:
+    if fast is None or plain is None:
+        return fast is plain
+    return fast.span() == plain.span() and fast.groupdict() == plain.groupdict()
+
+
+def _windows(lines: Iterator[str]) -> Iterator[str]:
+    """What `_key_before` searches: the window before each value, cut at a wrapper as it is cut."""
+    for text in lines:
+        lo = fields.prefix_end(text)
+        for m in fields._VALUE.finditer(text, lo):
+            window = text[max(lo, m.start("val") - fields._KEY_WINDOW) : m.start("val")]
+            yield window
+            wrapped = fields._WRAPPER.search(window)
+            if wrapped is not None:
+                yield window[: wrapped.start()] + " "
+
+
+def _log_lines(limit: int = 2000) -> Iterator[str]:
+    for path in _LOGS:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for no, line in enumerate(f):
+                if no >= limit:
+                    break
+                yield line.rstrip("\n")
+
+
+def _check(window: str, every_prefix: bool = True) -> None:
+    assert _same(fields.key_end(window), fields._KEY_END.search(window)), window
+    assert _same(fields.wrapper_end(window), fields._WRAPPER.search(window)), window
+    # the walk back over the words before a label searches the text before each blank
+    cuts = range(len(window) + 1) if every_prefix else [i for i, c in enumerate(window) if c == " "]
+    for cut in cuts:
+        head = window[:cut]
+        assert _same(fields.word_end(head), fields._WORD.search(head)), head
+
+
+def test_every_value_window_of_the_real_logs() -> None:
+    if not any(p.is_relative_to(SEEDS) for p in _LOGS):
+        pytest.skip("../shared/seeds is not beside the project")
+    seen = 0
+    for window in _windows(_log_lines()):
+        _check(window, every_prefix=False)
+        seen += 1
+    assert seen > 50_000
+
+
+@pytest.mark.parametrize("seed_no", range(4))
+def test_random_windows(seed_no: int) -> None:
+    rng = random.Random(seed_no)
+    for _ in range(5000):
+        n = rng.randint(0, 40)
+        _check("".join(rng.choice(_ALPHABET) for _ in range(n)))
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        "| elapsed time per iteration (ms): ",  # a unit in parentheses: searched whole
+        "memory: 49.66GiB(52.28%)  tps: ",  # a `)` a label cannot end with: searched from the last label
+        "Acc@1 ",  # a label holding a value
+        "loss tensor(",
+        "lr=[",
+        "训练 loss: ",
+        "x) : ",
+        "",
+    ],
+)
+def test_windows_of_each_kind(window: str) -> None:
+    _check(window)
+
+
+def test_a_label_is_still_read_through_a_closing_paren() -> None:
+    reading = fields.read_fields("step 5 | elapsed time per iteration (ms): 250.0 | memory: 3.1GiB(52%)  tps: 5,905")
+    assert reading is not None
+    assert reading.step == 5
+    assert reading.metrics["step_time_s"] == 0.25
+    assert reading.metrics["tokens_per_s"] == 5905
