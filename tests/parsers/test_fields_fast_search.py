@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import REAL_LOGS, ROOT, SAMPLES, SEEDS

@@ -79,12 +79,14 @@ _WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\Z")
 # time. A match can only start after the last character it cannot contain: for an ASCII window,
 # `rstrip` of the characters a match may hold finds that point at C speed, and the search starts
 # there (the same match: tests/parsers/test_fields_fast_search.py).
-# Every ASCII character a `_KEY_END` match may hold outside a parenthesised unit (`time (ms)`,
-# whose contents may be anything): the label's `[\w./@%-]`, quotes, `\s`, `:=->` and the `[(` a
-# value may open with. Only these may follow such a unit's `)` to the end (`_AFTER_UNIT`).
+# A `_KEY_END` match is a label (`[\w./@%-]`, from a letter) and, unless a parenthesised unit
+# follows it (`time (ms)`, whose contents may be anything), only quotes, blanks, `:=->` and the
+# `[(` a value may open with (`_AFTER_LABEL`). So on an ASCII window whose last `)` closes no unit,
+# the label holds the last character before those and starts at or after the run of label
+# characters that ends there.
 _BLANKS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-_AFTER_UNIT = "'\"" + _BLANKS + ":=->[("
-_KEY_CHARS = string.ascii_letters + string.digits + "_./@%" + _AFTER_UNIT
+_AFTER_LABEL = "'\"" + _BLANKS + ":=->[("
+_LABEL_CHARS = string.ascii_letters + string.digits + "_./@%-"
 _WORD_CHARS = string.ascii_letters + string.digits + "_"
 _KEY_WINDOW = 64
 # `Step [100/1000]`, `iter 5/100`, `| 200/ 2983 batches`: an `n/M` counter.
@@ -302,12 +304,12 @@ _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
 
 def key_end(window: str) -> re.Match[str] | None:
-    """`_KEY_END.search(window)`, started where a match can start (see `_KEY_CHARS`): when no `)`
-    can close a unit of the label (the last `)` is followed by something no match holds)."""
+    """`_KEY_END.search(window)`, started where a match can start (see `_AFTER_LABEL`): when no
+    `)` can close a unit of the label (the last `)` is followed by something no match holds)."""
     if window.isascii():
         close = window.rfind(")")
-        if close < 0 or window[close + 1 :].strip(_AFTER_UNIT):
-            return _KEY_END.search(window, len(window.rstrip(_KEY_CHARS)))
+        if close < 0 or window[close + 1 :].strip(_AFTER_LABEL):
+            return _KEY_END.search(window, len(window.rstrip(_AFTER_LABEL).rstrip(_LABEL_CHARS)))
     return _KEY_END.search(window)
 
 
@@ -391,6 +393,7 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
     return m.group(0)[1:], m.end()
 
 
+@lru_cache(maxsize=4096)
 def _counter_kind(key: str) -> str | None:
     """ "step", "batch" or "epoch" when the label (or its last word) names a counter, else None."""
     head, _, tail = key.partition("/")
@@ -459,7 +462,7 @@ def read_fields(text: str) -> Reading | None:
             counted_ends.append((td.start(1), td.end(2)))
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
-        if any(a <= start < b for a, b in counted_ends):
+        if counted_ends and any(a <= start < b for a, b in counted_ends):
             continue
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
@@ -561,7 +564,7 @@ def read_fields(text: str) -> Reading | None:
         # `Valid Summary | Epoch 1 | ce=6.651`, `Eval Epoch: 12 ... Loss: 6.9`, `Test: [ 0/79] Loss 0.52`:
         # the line reports an evaluation, its loss is the evaluation loss
         metrics["eval_loss"] = metrics.pop("loss")
-    if step is not None and EVAL_WORD.search(text, lo, lo + 40) and "loss" not in metrics:
+    if step is not None and "loss" not in metrics and EVAL_WORD.search(text, lo, lo + 40):
         evaluating = True
     return Reading(
         shape=shape_of(text[lo:]),

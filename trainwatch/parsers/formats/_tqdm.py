@@ -57,6 +57,8 @@ def find_bar(text: str, *, open_total: bool = False) -> Bar | None:
     """The first tqdm bar in the text, or None. `open_total`: a bar whose total is unknown (an
     iterable without `len`: `Epoch 0: |  | 4540/? [07:57<00:00, 9.51it/s]`, `50001it [00:40, ...]`)
     too, with `total` 0."""
+    if "[" not in text:
+        return None  # (both forms hold `[`: most lines are not bars and skip two searches)
     m = _BAR.search(text)
     if not m and open_total:
         m = _OPEN_BAR.search(text)

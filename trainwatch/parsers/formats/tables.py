@@ -46,6 +46,7 @@ _STEP_COLUMNS = {
 }
 _CLOCK = re.compile(r"^(?:\d{1,2}:)?\d{1,2}:\d{2}$")
 _DASHES = re.compile(r"^[\s-]+$")
+_DIGIT = re.compile(r"[0-9]")  # (ASCII: `snake` keeps these, so a name holding one is no step column)
 
 
 def _csv(text: str) -> bool:
@@ -241,6 +242,8 @@ class HeaderTableParser(Parser):
         cells = _cells(text)
         if len(cells) < 2 or len(cells) > 24:
             return False
+        if all(map(_DIGIT.search, cells)):
+            return False  # a row of values (no step column's name holds a digit): not a header
         names = [snake(c) for c in cells]
         step_cols = [i for i, n in enumerate(names) if n in _STEP_COLUMNS]
         if not step_cols or not all(n and not n[0].isdigit() for n in names):
