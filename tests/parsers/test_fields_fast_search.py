@@ -1,7 +1,8 @@
-"""The field reader's end-anchored searches start where a match can start (`fields.key_end`,
-`word_end`, `wrapper_end`): the same match as the plain `search` from the window's first
-character, on every value window of every real log here and on random windows made of the
-characters those patterns care about."""
+"""The field reader's shortcuts give what the plain reading gives, on every value of every real
+log here and on random text made of the characters that matter: its end-anchored searches start
+where a match can start (`fields.key_end`, `word_end`, `wrapper_end`: the same match as `search`
+from the window's first character), and a label read from the text after the value before it
+(`label_start`) is the label read from the whole window."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _same(fast: re.Match[str] | None, plain: re.Match[str] | None) -> bool:
 
 
 def _windows(lines: Iterator[str]) -> Iterator[str]:
-    """What `_key_before` searches: the window before each value, cut at a wrapper as it is cut."""
+    """What `label_of` searches: the window before each value, cut at a wrapper as it is cut."""
     for text in lines:
         lo = fields.prefix_end(text)
         for m in fields._VALUE.finditer(text, lo):
@@ -103,3 +104,84 @@ def test_a_label_is_still_read_through_a_closing_paren() -> None:
     assert reading.step == 5
     assert reading.metrics["step_time_s"] == 0.25
     assert reading.metrics["tokens_per_s"] == 5905
+
+
+def _labels_agree(text: str) -> int:
+    """Each value's label from its whole window and from the window `label_start` cuts."""
+    lo = fields.prefix_end(text)
+    previous = None
+    n = 0
+    for m in fields._VALUE.finditer(text, lo):
+        start = m.start("val")
+        cut, previous = fields.label_start(text, lo, previous, start), m.span("val")
+        whole = fields.label_of(text[max(lo, start - fields._KEY_WINDOW) : start])
+        assert fields.label_of(text[max(cut, start - fields._KEY_WINDOW) : start]) == whole, (text, start)
+        n += 1
+    return n
+
+
+def test_a_label_read_after_the_value_before_is_the_label_of_the_whole_window() -> None:
+    if not any(p.is_relative_to(SEEDS) for p in _LOGS):
+        pytest.skip("../shared/seeds is not beside the project")
+    assert sum(_labels_agree(line) for line in _log_lines()) > 50_000
+
+
+# Labels, values in the forms the reader sees, and what stands between them in real lines.
+_PIECES = [
+    "loss",
+    "lr",
+    "Acc@1",
+    "top-5",
+    "train loss",
+    "time (ms)",
+    "elapsed time per iteration (ms)",
+    "is",
+    "was",
+    "tensor(",
+    "lr=[",
+    "v1.2",
+    "2024-01",
+    "ms",
+    "it/s",
+    "GiB(",
+    "%",
+    "epoch",
+    "step",
+    "iter",
+    "5",
+    "0.25",
+    "-3",
+    "1e-4",
+    "nan",
+    "inf",
+    "1,234",
+    "12:30:01",
+    "3/10",
+    ".5",
+    "7.",
+    ": ",
+    "=",
+    " ",
+    "  ",
+    " | ",
+    ", ",
+    "(",
+    ")",
+    "[",
+    "]",
+    "/",
+    "-",
+    "@",
+    "'",
+    '"',
+    "->",
+    "\t",
+    "训练",
+]
+
+
+@pytest.mark.parametrize("seed_no", range(4))
+def test_labels_agree_on_random_lines(seed_no: int) -> None:
+    rng = random.Random(100 + seed_no)
+    for _ in range(3000):
+        _labels_agree("".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 24))))

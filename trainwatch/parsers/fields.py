@@ -328,9 +328,30 @@ def wrapper_end(window: str) -> re.Match[str] | None:
     return None
 
 
-def _key_before(text: str, start: int, lo: int) -> str | None:
-    """The label of the value at `start` (`train loss` in `| train loss: 3.11`), or None."""
-    window = text[max(lo, start - _KEY_WINDOW) : start]
+def label_start(text: str, lo: int, previous: tuple[int, int] | None, start: int) -> int:
+    """Where the text a value's label is read from may start, `previous` being the span of the
+    value before it: the label and the words read before it lie after that value, unless the
+    value may be part of a label (`Acc@1 75.3`, `lr-5: 2`: a value cannot follow a word
+    character, only these; a `nan` or an exponent's `e` may begin one; a unit in parentheses may
+    hold one); one character of it is kept for what precedes a label. The windows
+    of a progress line's values then repeat from line to line (`| loss: `), and `label_of` is
+    cached (tests/parsers/test_fields_fast_search.py: the same labels as the whole window)."""
+    if previous is None:
+        return lo
+    value_start, value_end = previous
+    if (
+        (value_start > 0 and text[value_start - 1] in "/@%-")
+        # a letter may begin a label (`nan` in `number of nan iterations: 0`, the `e` of `1e-4%ms/it`)
+        or text[value_start:value_end].strip("0123456789.,+-")
+        or text.find(")", value_end, start) >= 0  # the unit of a label (`critic/lr(1e-4): 0.1`)
+    ):
+        return lo
+    return max(lo, value_end - 1)
+
+
+@lru_cache(maxsize=8192)
+def label_of(window: str) -> str | None:
+    """The label at the end of `window` (the text before a value), or None."""
     wrapped = wrapper_end(window)
     if wrapped is not None:  # `loss tensor(0.69, device=...)`: the wrapper is not the label
         window = window[: wrapped.start()] + " "
@@ -460,8 +481,10 @@ def read_fields(text: str) -> Reading | None:
         if td is not None:  # BasicSR's MessageLogger: `time (data): 2.013 (0.522)`, the step and its data wait
             metrics["step_time_s"], metrics["data_time_s"] = float(td.group(1)), float(td.group(2))
             counted_ends.append((td.start(1), td.end(2)))
+    previous: tuple[int, int] | None = None  # the span of the value before
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
+        cut, previous = label_start(text, lo, previous, start), (start, end)
         if counted_ends and any(a <= start < b for a, b in counted_ends):
             continue
         raw = m.group("val")
@@ -472,7 +495,7 @@ def read_fields(text: str) -> Reading | None:
         if text.startswith(" day", end) and _DAYS_CLOCK.match(text, end):
             continue  # the days of a duration (`eta: 27 days, 22:18:02`, Python's timedelta)
         unit, _after = _unit_after(text, end)
-        key = _key_before(text, start, lo)
+        key = label_of(text[max(cut, start - _KEY_WINDOW) : start])
         if key is None:
             # A value named by its unit alone: `29403.65 tok/s`, `1.09s/it`, `(1.2 ms, ...)`.
             if unit is not None and unit != "%":
