@@ -185,3 +185,21 @@ def test_labels_agree_on_random_lines(seed_no: int) -> None:
     rng = random.Random(100 + seed_no)
     for _ in range(3000):
         _labels_agree("".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 24))))
+
+
+def _shape_whole(text: str) -> str:
+    """`shape_of` with the whole mask always (what the shortcut for text without nan/inf skips)."""
+    if "[" in text:
+        text = fields._GLYPH_BAR.sub("[~]", text)
+    shape = " ".join(fields._MASK.sub("#", text).split())
+    return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
+
+
+def test_shapes_are_masked_as_with_the_whole_mask() -> None:
+    rng = random.Random(5)
+    lines = list(_log_lines(500))
+    lines += [
+        "".join(rng.choice([*_PIECES, "NaN", "INF", "İnf", "ınf", "nAn"]) for _ in range(12)) for _ in range(3000)
+    ]
+    for text in lines:
+        assert fields.shape_of(text) == _shape_whole(text), text

@@ -104,6 +104,9 @@ _BRACKET_COUNTER = re.compile(
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
 _LEADING_COUNTER = re.compile(r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s)")
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
+# `_MASK` without its words, for ASCII text holding neither (`re`'s case-insensitive `i` also
+# matches `İ` and `ı`): the same masking, without trying the words at every position.
+_MASK_NUMBERS = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?")
 # An implied counter after these words counts evaluation batches, not training steps.
 EVAL_WORD = re.compile(
     r"\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict\w*)\b", re.I
@@ -179,7 +182,12 @@ def shape_of(text: str) -> str:
     (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape."""
     if "[" in text:
         text = _GLYPH_BAR.sub("[~]", text)  # `[####      ]`, `[=====>....]`: a drawn bar, whatever its fill
-    shape = " ".join(_MASK.sub("#", text).split())
+    mask = _MASK
+    if text.isascii():
+        low = text.lower()
+        if "nan" not in low and "inf" not in low:
+            mask = _MASK_NUMBERS
+    shape = " ".join(mask.sub("#", text).split())
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 

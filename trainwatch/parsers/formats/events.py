@@ -22,6 +22,7 @@ from trainwatch.parsers.formats.launcher import FailureSummary, Relaunches
 from trainwatch.parsers.formats.numerics import PREFILTER as NUMERICS_PREFILTER
 from trainwatch.parsers.formats.numerics import Numerics
 from trainwatch.parsers.formats.tracebacks import FRAME, IPYTHON_HEADER, TB_START, Tracebacks
+from trainwatch.parsers.hints import Hinted
 from trainwatch.parsers.rank import split_prefix
 from trainwatch.parsers.timestamps import line_time
 from trainwatch.records import Severity
@@ -31,15 +32,40 @@ from trainwatch.records import Severity
 _GLOG = re.compile(r"^\[?([IWEF])(?:\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: +(\d{1,18}(?!\d)))? +| )[^\s\]]+:\d+\] ?")
 _GLOG_SEVERITY: dict[str, Severity] = {"I": "info", "W": "warning", "E": "error", "F": "error"}
 
-# Every single-line event contains one of these.
-_PREFILTER = re.compile(
+# Every single-line event contains one of these (`_prefiltered`): the words, the start of a
+# `Training time` summary, or what the numerics module reads (`loss is nan`, `overflow`).
+_PREFILTER = Hinted(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
     r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished"
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
-    r"|exits successfully|SystemExit|An exception has occurred|^(?:Total )?[Tt]raining time|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|Killed|已杀死|Aborted|[Ss]egmentation fault|Terminated|Bus error"
+    r"|exits successfully|SystemExit|An exception has occurred|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|Killed|已杀死|Aborted|[Ss]egmentation fault|Terminated|Bus error"
     r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
-    r"|Training (?:finished|complete|done)|Finished training|Successfully completed|" + NUMERICS_PREFILTER
-)
+    r"|Training (?:finished|complete|done)|Finished training|Successfully completed",
+    (
+        "ignal", "SIG", "KeyboardInterrupt", "exitcode", "out of memory", "OutOfMemory", "atchdog", "NCCL", "nccl",
+        "heckpoint", "av", "SAV", "Training ", "stopped: `max_", "finished", "Done waiting", "after training is done",
+        "elastic_operator", "will restart worker group", "exits ", "SystemExit", "An exception has occurred",
+        "completed training after", "CANCELLED AT", "srun: error", "kill", "Killed", "已杀死", "Aborted",
+        "egmentation fault", "Terminated", "Bus error", "Illegal instruction", "Floating point exception",
+        "End of training", "Finished training", "Successfully completed", "terminate called", "TERM_",
+    ),
+)  # fmt: skip
+_TRAINING_TIME = re.compile(r"(?:Total )?[Tt]raining time")
+_NUMERICS = re.compile(NUMERICS_PREFILTER)
+_NUMERIC_WORDS = ("nan", "inf", "overflow")
+
+
+def _prefiltered(body: str) -> bool:
+    """Whether `body` may hold a single-line event."""
+    if _PREFILTER.search(body) is not None or _TRAINING_TIME.match(body) is not None:
+        return True
+    if body.isascii():  # (`re`'s case-insensitive `i` also matches `İ` and `ı`: other text is searched)
+        low = body.lower()
+        if not any(map(low.__contains__, _NUMERIC_WORDS)):
+            return False
+    return _NUMERICS.search(body) is not None
+
+
 # Text a traceback header can be glued to: a progress bar (read by the bar formats), a `^C` echo.
 _BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")
 
@@ -163,7 +189,7 @@ class EventsParser(Parser):
         opened = self._summary.feed_start(body, line)
         if opened is not None:
             return opened
-        if not _PREFILTER.search(body):
+        if not _prefiltered(body):
             return False
         return self._single(body.strip(), body, line, out, prefix_rank)
 

@@ -32,12 +32,16 @@ from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import EVAL_WORD, Reading, prefix_end, read_fields
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
+from trainwatch.parsers.hints import Hinted
 from trainwatch.parsers.timestamps import line_time
 
 _PRECHECK = re.compile(r"\d|nan|NaN|inf")
 # Lines that report a failure, whatever numbers they hold (`[PG 1 Rank 0] Exception ... detected by
 # watchdog at work: 1580`): never a step's figures.
-_NOT_PROGRESS = re.compile(r"\bException\b|Traceback|[Ww]atchdog|ProcessGroupNCCL|\bNCCL (?:error|WARN)")
+_NOT_PROGRESS = Hinted(
+    r"\bException\b|Traceback|[Ww]atchdog|ProcessGroupNCCL|\bNCCL (?:error|WARN)",
+    ("Exception", "Traceback", "atchdog", "NCCL"),
+)
 # The description of a bar that counts epochs: `Epoch`, `Epochs`, `Train epoch`, `training epochs`.
 _EPOCH_BAR = re.compile(r"(?:train(?:ing)?\s+)?epochs?", re.I)
 # A bar named for the training loop itself: at its total, training is done (x-transformers
