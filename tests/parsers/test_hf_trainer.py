@@ -272,3 +272,54 @@ def test_carriage_returns_pasted_as_caret_m(tmp_path: Path) -> None:
     bars = [s for s in got if "total_steps" in s.metrics]
     assert [s.step for s in bars] == [1317, 1318, 1319, 1320]
     assert {s.metrics["total_steps"] for s in bars} == {36234} and bars[0].metrics["step_time_s"] == 1 / 1.87
+
+
+def test_a_plain_dict_is_read_as_python_reads_it() -> None:
+    """`plain_dict` reads the Trainer's usual dict without `ast`: exactly what `literal_eval` gives
+    (values and their types, key order, the last of repeated keys), and None for anything else."""
+    import ast
+    import random
+
+    from trainwatch.parsers.formats.hf_trainer import plain_dict
+
+    keys = ["'loss'", "'grad_norm'", '"lr"', "'a b'", "'a\\\\n'", "'x\ry'", "'é'", "''", "'a'", "'it's'"]
+    numbers = [
+        "1",
+        "0",
+        "00",
+        "007",
+        "-0",
+        "1.5",
+        "1.",
+        ".5",
+        "-.5",
+        "2e-05",
+        "1e5",
+        "1E+3",
+        "+1",
+        "1_0",
+        "nan",
+        "-",
+        "1.2.3",
+    ]
+    seps = [": ", ":", " : ", ": -", ":  "]
+    rng = random.Random(3)
+    read = 0
+    for _ in range(20000):
+        items = [f"{rng.choice(keys)}{rng.choice(seps)}{rng.choice(numbers)}" for _ in range(rng.randint(0, 4))]
+        body = "{" + rng.choice([", ", ",", " ,  "]).join(items) + rng.choice(["", ",", " ", ", "]) + "}"
+        fast = plain_dict(body)
+        if fast is None:
+            continue
+        read += 1
+        slow = ast.literal_eval(body)
+        assert fast == slow and list(fast) == list(slow), body
+        assert all(type(fast[k]) is type(slow[k]) for k in fast), body
+    assert read > 2000
+    assert plain_dict("{'a': 007}") is None  # (Python refuses it: so does the reader)
+    assert plain_dict("{'loss': 1.93, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.4}") == {
+        "loss": 1.93,
+        "grad_norm": 0.5,
+        "learning_rate": 2e-05,
+        "epoch": 0.4,
+    }

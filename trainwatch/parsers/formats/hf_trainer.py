@@ -91,6 +91,23 @@ class _Held:
 
 
 _BARE_SPECIAL = re.compile(r"([:\[,(]\s*)(-?(?:nan|inf))(?=\s*[,}\])])")
+# A dict of plain string keys and number values, as Python writes it: read without `ast` (a third
+# of a Trainer log's catch-up). What Python would refuse (`007`) or read otherwise (`+1`, escapes,
+# nested values) is not of this form and goes to `literal_eval` (tests/parsers/test_hf_trainer.py).
+_KEY = r"""(?:'[^'\\\x00-\x1f]*'|"[^"\\\x00-\x1f]*")"""
+_NUMBER = r"-?(?:(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|0+|[1-9]\d*)"
+_PLAIN_DICT = re.compile(rf"\{{\s*(?:{_KEY}\s*:\s*{_NUMBER}\s*,\s*)*(?:{_KEY}\s*:\s*{_NUMBER}\s*,?\s*)?\}}")
+_PLAIN_ITEM = re.compile(rf"({_KEY})\s*:\s*({_NUMBER})")
+
+
+def plain_dict(body: str) -> dict[str, float | int] | None:
+    """`ast.literal_eval(body)` of a dict of plain string keys and number values, else None."""
+    if _PLAIN_DICT.fullmatch(body) is None:
+        return None
+    out: dict[str, float | int] = {}
+    for key, number in _PLAIN_ITEM.findall(body):
+        out[key[1:-1]] = float(number) if number.strip("-0123456789") else int(number)
+    return out
 
 
 def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | None:
@@ -105,7 +122,9 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
         return None
     body = text[start : end + 1] if tail_m is None else "{" + text[start : end + 1]
     try:
-        raw = ast.literal_eval(body)
+        raw = plain_dict(body)
+        if raw is None:
+            raw = ast.literal_eval(body)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         # `'grad_norm': nan` is how Python prints a NaN float: not a literal, and the line that
         # matters most. Quote bare nan/inf and read the dict again.
