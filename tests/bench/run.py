@@ -2,13 +2,16 @@
 
     .venv/bin/python tests/bench/run.py            # 1 GB catch-up log (built once, cached)
     BENCH_MB=64 .venv/bin/python tests/bench/run.py   # a smaller log for a quick look
-    BENCH_SKIP=catchup,scale ...             # skip sections: truth, catchup, live, scale, render, viewer
+    BENCH_SKIP=catchup,scale ...             # skip sections: truth, catchup, formats, live, scale, render, viewer
 
 Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
    BENCH_MB megabytes (tests/bench/make_big_log.py); wall time, CPU time and the child's peak RSS
    (wait4 rusage); then, on the same file, lnav indexing it headless and toolong's line-break scan
    (tests/bench/references.py: installed on the way when possible, else skipped with a message).
+1b. formats read line by line (no bulk shapes): a custom loop's progress lines and the HF Trainer's
+   dicts, BENCH_FORMAT_MB (default 20) MB each (tests/bench/make_format_logs.py): `trainwatch
+   summary --json` wall time, lines/s, CPU and peak RSS, next to `grep -c ''` of the same file.
 2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
    with a file growing 1000 lines/s, with inotify and with polling; then the real dashboard in a
    160x45 pseudo-terminal (tests/bench/dashboard.py): append-to-screen latency, its CPU on an idle
@@ -54,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 import dashboard  # noqa: E402  (tests/bench/dashboard.py)
 import latency  # noqa: E402  (tests/bench/latency.py)
 import make_big_log  # noqa: E402
+import make_format_logs  # noqa: E402  (tests/bench/make_format_logs.py)
 import references  # noqa: E402  (tests/bench/references.py: lnav and toolong, measured here)
 
 
@@ -140,6 +144,31 @@ def catchup(size_mb: int) -> None:
         None,
         "(the hot DeepSpeed timer line)",
     )
+
+
+def formats(size_mb: int) -> None:
+    """The formats no bulk shape reads (every line through the parsers): a custom loop's progress
+    lines (the field reader) and the HF Trainer's dicts, next to `grep -c` of the same file."""
+    print(f"\n1b. catch-up of formats read line by line: {size_mb} MB each (tests/bench/make_format_logs.py)")
+    tw = str(Path(sys.executable).with_name("trainwatch"))
+    grep = shutil.which("grep")
+    for name in make_format_logs.FORMATS:
+        path = bench_dir() / f"{name}_{size_mb}MB.log"
+        done = path.with_suffix(".done")
+        if not (path.exists() and done.exists()):
+            done.write_text(str(make_format_logs.build(path, name, size_mb)))
+        lines = int(done.read_text())
+        wall, rss, code, out, cpu = timed_child([tw, "summary", "--json", str(path)])
+        ok = code in (0, 1) and out.lstrip().startswith(b"{")
+        note = f"({lines / wall / 1e3:.0f}k lines/s, CPU {cpu:.1f} s, peak RSS {rss:.0f} MB)"
+        row(f"{name}: trainwatch summary --json", wall, "s", None, note if ok else f"!! exit {code}")
+        if grep:
+            row(
+                "  grep -c '' (best of 3)",
+                min(timed_child([grep, "-c", "", str(path)])[0] for _ in range(3)),
+                "s",
+                None,
+            )
 
 
 FLOOR_SCRIPT = """
@@ -467,6 +496,7 @@ def main() -> None:
     sections: list[tuple[str, Any]] = [
         ("truth", lambda: truth(size_mb)),
         ("catchup", lambda: catchup(size_mb)),
+        ("formats", lambda: formats(int(os.environ.get("BENCH_FORMAT_MB", "20")))),
         ("live", lambda: live(seconds)),
         ("scale", lambda: scale(seconds)),
         ("render", render),
