@@ -454,6 +454,13 @@ def _counter_rank(key: str) -> int:
     return 1 if norm.split("_")[-1] in ("step", "steps") else 0
 
 
+def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+    for a, b in spans:  # (one or two spans: a loop, not a generator per value)
+        if a <= at < b:
+            return True
+    return False
+
+
 def read_fields(text: str) -> Reading | None:
     """Every field of `text`, or None when it holds no number with a label."""
     if "：" in text or "，" in text:
@@ -493,7 +500,7 @@ def read_fields(text: str) -> Reading | None:
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
         cut, previous = label_start(text, lo, previous, start), (start, end)
-        if counted_ends and any(a <= start < b for a, b in counted_ends):
+        if counted_ends and _inside(start, counted_ends):
             continue
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
