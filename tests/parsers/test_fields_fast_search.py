@@ -64,13 +64,11 @@ def _check(window: str, every_prefix: bool = True) -> None:
 
 
 def test_every_value_window_of_the_real_logs() -> None:
-    if not any(p.is_relative_to(SEEDS) for p in _LOGS):
-        pytest.skip("../shared/seeds is not beside the project")
     seen = 0
     for window in _windows(_log_lines()):
         _check(window, every_prefix=False)
         seen += 1
-    assert seen > 50_000
+    assert seen > 50_000  # (the project's own sample logs and corpus alone hold 57k)
 
 
 @pytest.mark.parametrize("seed_no", range(4))
@@ -121,8 +119,6 @@ def _labels_agree(text: str) -> int:
 
 
 def test_a_label_read_after_the_value_before_is_the_label_of_the_whole_window() -> None:
-    if not any(p.is_relative_to(SEEDS) for p in _LOGS):
-        pytest.skip("../shared/seeds is not beside the project")
     assert sum(_labels_agree(line) for line in _log_lines()) > 50_000
 
 
