@@ -71,6 +71,18 @@ def test_durations_rates_and_etas() -> None:
     assert parse_eta_s("24:11") is None
 
 
+def test_a_printed_duration_is_the_seconds_it_says() -> None:
+    """`dt: 317.25ms` is 0.31725 s, as `summary --json` and `export` print it (not 0.31725000000000003),
+    and the same number the DeepSpeed/Megatron timers give (`ms_to_s`)."""
+    from trainwatch.numbers import ms_to_s
+
+    for text, seconds in (("317.25ms", 0.31725), ("4453.41ms", 4.45341), ("781us", 0.000781), ("1.1min", 66.0)):
+        assert parse_duration_s(text) == seconds
+        assert repr(parse_duration_s(text)) == repr(seconds)
+    for ms in ("317.25", "0.1", "900.0", "12345.678", "0.003"):
+        assert parse_duration_s(ms + "ms") == ms_to_s(float(ms))
+
+
 def test_names_follow_the_contract() -> None:
     assert snake("Loss(CLIP)") == "loss_clip"
     assert snake("consumed samples") == "consumed_samples"

@@ -108,7 +108,8 @@ def parse_duration_s(text: str) -> float | None:
     if not m:
         return None
     value = parse_number(m.group(1))
-    return None if value is None else value * _DURATION_S[m.group(2)]
+    # rounded as `ms_to_s` rounds: `317.25ms` is 0.31725 s, not 0.31725000000000003
+    return None if value is None else round(value * _DURATION_S[m.group(2)], 12)
 
 
 def parse_rate(text: str) -> tuple[str, float] | None:
