@@ -76,9 +76,8 @@ _BATCH_AFTER = re.compile(r"\s*\[\s*\d+\s*/\s*\d+")
 _WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\Z")
 # Patterns anchored at the window's end (`\Z`) are tried by `search` from every position of the
 # window: six values a line, each with a 64-character window, were a third of the field reader's
-# time. A match can only start after the last character it cannot contain: for an ASCII window,
-# `rstrip` of the characters a match may hold finds that point at C speed, and the search starts
-# there (the same match: tests/parsers/test_fields_fast_search.py).
+# time. On an ASCII window the search starts where a match can start, found by `rstrip` at C
+# speed (`key_end`, `word_end`; the same match: tests/parsers/test_fields_fast_search.py).
 # A `_KEY_END` match is a label (`[\w./@%-]`, from a letter) and, unless a parenthesised unit
 # follows it (`time (ms)`, whose contents may be anything), only quotes, blanks, `:=->` and the
 # `[(` a value may open with (`_AFTER_LABEL`). So on an ASCII window whose last `)` closes no unit,
@@ -341,9 +340,9 @@ def label_start(text: str, lo: int, previous: tuple[int, int] | None, start: int
     value before it: the label and the words read before it lie after that value, unless the
     value may be part of a label (`Acc@1 75.3`, `lr-5: 2`: a value cannot follow a word
     character, only these; a `nan` or an exponent's `e` may begin one; a unit in parentheses may
-    hold one); one character of it is kept for what precedes a label. The windows
-    of a progress line's values then repeat from line to line (`| loss: `), and `label_of` is
-    cached (tests/parsers/test_fields_fast_search.py: the same labels as the whole window)."""
+    hold one); one character of it is kept for what precedes a label. The windows of a progress
+    line's values then repeat from line to line (`| loss: `), and `label_of` is cached
+    (tests/parsers/test_fields_fast_search.py: the same labels as the whole window)."""
     if previous is None:
         return lo
     value_start, value_end = previous
