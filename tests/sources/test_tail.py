@@ -188,3 +188,57 @@ def test_same_size_new_mtime_and_new_content_is_read_again(tmp_path: Path) -> No
     assert collect(t)[0] == {0: b"|RESET|step 1 loss 9.0\n"}
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))  # touched, content unchanged
     assert collect(t)[0] == {}
+
+
+def test_an_append_is_one_read_and_a_chunked_file_arrives_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A followed file's append costs one `pread` (a short read is the file's end as of now:
+    256 growing files are a thousand appends a second), and a file longer than the chunk size
+    is read in full pieces, every byte once, in order."""
+    path = tmp_path / "out.log"
+    data = b"".join(b"line %d\n" % i for i in range(3000))
+    path.write_bytes(data)
+    t = FileTail(str(path), chunk=4096)
+    calls: list[int] = []
+    real = os.pread
+
+    def counted(fd: int, n: int, at: int) -> bytes:
+        calls.append(n)
+        return real(fd, n, at)
+
+    monkeypatch.setattr(tail_mod.os, "pread", counted)
+    first = t.read(1 << 20)
+    assert b"".join(ev.data for ev in first.events) == data and first.at_eof
+    assert calls[: len(data) // 4096] == [4096] * (len(data) // 4096)  # full chunks, then the short last one
+    with path.open("ab") as f:
+        f.write(b"appended\n")
+    calls.clear()
+    t.chunk = tail_mod.CHUNK  # (8 MB: what a followed file is read with)
+    got = t.read(1 << 20)
+    head, anchor = len(t.current.head), tail_mod.ANCHOR_BYTES  # the content checks' looks
+    reads = [n for n in calls if n not in (head, anchor)]
+    assert [ev.data for ev in got.events] == [b"appended\n"]
+    assert reads == [len(b"appended\n") + tail_mod.READ_SLACK]  # what fstat said is there, not `limit`
+
+
+def test_a_file_growing_between_stat_and_read_is_read_to_its_end(tmp_path: Path) -> None:
+    """The first read asks for what `fstat` saw plus slack: more than that is read on, in chunks."""
+    path = tmp_path / "out.log"
+    path.write_bytes(b"start\n")
+    t = FileTail(str(path), chunk=4096)
+    collect(t)
+    grown = b"".join(b"row %d\n" % i for i in range(40_000))
+    real = os.fstat
+
+    def stale(fd: int) -> os.stat_result:  # fstat taken just before the writer's burst
+        st = real(fd)
+        with path.open("ab") as f:
+            f.write(grown)
+        os.fstat = real
+        return st
+
+    os.fstat = stale
+    try:
+        streams, _events = collect(t, limit=1 << 22)
+    finally:
+        os.fstat = real
+    assert streams == {0: grown}

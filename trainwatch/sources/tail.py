@@ -34,6 +34,7 @@ from trainwatch.sources.problems import missing_hint
 
 CHUNK = 8 * 1024 * 1024
 HEAD_BYTES = 1024  # identity of a file's content: its first bytes (lnav hashes its first line)
+READ_SLACK = 64 * 1024  # a read asks for the size `fstat` gave plus this
 ANCHOR_BYTES = 256  # the bytes just before the offset: must not change in an append-only log
 DRAIN_QUIET_S = 1.0  # an old stream is closed after this long without growth (once the new one has data)
 MAX_DRAINING = 4
@@ -94,19 +95,34 @@ class _Handle:
             return b""
 
     def read(self, limit: int, chunk: int) -> bytes:
-        out = bytearray()
-        while len(out) < limit:
-            piece = self.pread(min(chunk, limit - len(out)), self.offset)
+        """Up to `limit` bytes from the offset. A short read of a regular file is its end as of
+        now: no second call to hear so (a followed file's append is one read, not two: 256
+        files growing 4 lines/s each is a thousand reads a second). The first read asks for
+        what the last `fstat` says is there (plus slack), not for `limit`: CPython allocates
+        the size asked (15 us for 1 MB, 0.7 us for 64 KB, per append). One piece is returned
+        as it came, without a copy (a catch-up's 8 MB chunks)."""
+        pieces: list[bytes] = []
+        got = 0
+        while got < limit:
+            want = min(chunk, limit - got)
+            if not pieces:  # (a full piece goes on with whole chunks: the file grew meanwhile)
+                want = min(want, max(self.size - self.offset, 0) + READ_SLACK)
+            piece = self.pread(want, self.offset)
             if not piece:
                 break
             if self.offset < HEAD_BYTES:
                 self.head = (self.head + piece[: HEAD_BYTES - self.offset])[:HEAD_BYTES]
-            out += piece
+            pieces.append(piece)
+            got += len(piece)
             self.offset += len(piece)
-        if out:
-            self.anchor = (self.anchor + bytes(out[-ANCHOR_BYTES:]))[-ANCHOR_BYTES:]
-            self.last_growth = time.monotonic()
-        return bytes(out)
+            if len(piece) < want:
+                break
+        if not pieces:
+            return b""
+        out = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        self.anchor = (self.anchor + out[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
+        self.last_growth = time.monotonic()
+        return out
 
     def content_changed(self, st: os.stat_result) -> str:
         """Returns "truncated", "overwritten" or "" (looked at only when size or mtime moved)."""
