@@ -22,7 +22,7 @@ from trainwatch.ui.app import KEYS, TrainwatchApp, run_dashboard
 from trainwatch.ui.clock import FrozenClock
 from trainwatch.ui.keymap import load_keymap
 from trainwatch.ui.messages import StoreChanged
-from trainwatch.ui.redraw import CHARTS, NUMBERS, RedrawScheduler
+from trainwatch.ui.redraw import CHARTS, NUMBERS, REDRAW_SHARE, RedrawScheduler
 from trainwatch.ui.screens.help import HelpScreen
 
 IDS = [a.id for a in KEYS]
@@ -165,11 +165,11 @@ def test_scheduler_redraws_numbers_at_once_and_charts_paced() -> None:
     assert plan[NUMBERS] == pytest.approx(0.10) and plan[CHARTS] == pytest.approx(0.95)
     assert s.changed(100.06) == {}  # timers are set for both: nothing more to ask
     assert s.fired(NUMBERS, 100.15) == 0.0
-    s.add_cost(CHARTS, 0.2)  # a chart drawn on its own turn after the timer was set
-    assert s.fired(CHARTS, 101.0) == pytest.approx(100.0 + 0.21 / 0.05 - 101.0)
+    s.add_cost(CHARTS, 0.05)  # a chart drawn on its own turn after the timer was set
+    assert s.fired(CHARTS, 101.0) == pytest.approx(100.0 + 0.06 / REDRAW_SHARE - 101.0)  # 3 s: 2 % of a core
     assert s.numbers_changed(7) and not s.numbers_changed(7)
     assert not s.unannounced(7)  # a chart redraw is on its way
-    assert s.fired(CHARTS, 104.3) == 0.0
+    assert s.fired(CHARTS, 103.01) == 0.0
     assert s.unannounced(7) and not s.unannounced(s.charts_version)
 
 
