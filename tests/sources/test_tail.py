@@ -190,7 +190,9 @@ def test_same_size_new_mtime_and_new_content_is_read_again(tmp_path: Path) -> No
     assert collect(t)[0] == {}
 
 
-def test_an_append_is_one_read_and_a_chunked_file_arrives_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_append_is_one_read_and_a_chunked_file_arrives_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A followed file's append costs one `pread` (a short read is the file's end as of now:
     256 growing files are a thousand appends a second), and a file longer than the chunk size
     is read in full pieces, every byte once, in order."""
