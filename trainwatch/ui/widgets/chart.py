@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import plotext as plt
 from rich.text import Text
+from textual.content import Content
 from textual.widget import Widget
 
 from trainwatch.lines.sanitize import printable
@@ -367,6 +368,7 @@ class Chart(Widget):
         self._points = RankPoints()  # its ranks folded per point, between redraws (256 per-rank files)
         self.border_title = title_for(metric)
         self.renders = 0  # how many times the plot was rebuilt (tests: no redraw when idle)
+        self._content: tuple[int, Content] | None = None  # (renders, what `render` returns)
 
     def set_metric(self, metric: str) -> None:
         self.metric = metric
@@ -473,12 +475,17 @@ class Chart(Widget):
         if self._fit():
             self.refresh()
 
-    def render(self) -> Text:
+    def render(self) -> Content:
+        """The plot and its legend, converted to Textual's `Content` once per plot built: the
+        compositor renders a widget again on partial updates of the screen (256 ranks: a
+        chart's thousand styled spans converted several times a second)."""
         self._fit()
-        out = self._plot.copy()
-        out.append("\n")
-        out.append_text(self._legend)
-        return out
+        if self._content is None or self._content[0] != self.renders:
+            out = self._plot.copy()
+            out.append("\n")
+            out.append_text(self._legend)
+            self._content = (self.renders, Content.from_rich_text(out, console=self.app.console))
+        return self._content[1]
 
 
 @dataclass
