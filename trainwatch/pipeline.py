@@ -110,6 +110,7 @@ class Pipeline:
         self._read_all = True
         self._by_path: dict[str, str] = {}  # absolute path -> source name, of the files followed
         self._by_path_of = -1  # (built for this many readers)
+        self._streams: set[str] = set()  # the sources read as streams (every wake-up reads them)
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
@@ -323,6 +324,7 @@ class Pipeline:
                 for name, feed in self.readers.items()
                 if feed.spec.path is not None and not feed.is_stream
             }
+            self._streams = {name for name, feed in self.readers.items() if feed.is_stream}
             self._by_path_of = len(self.readers)
         if read_all:
             return None
@@ -332,7 +334,7 @@ class Pipeline:
             if name is None:
                 return None
             names.add(name)
-        names.update(name for name, feed in self.readers.items() if feed.is_stream)
+        names.update(self._streams)
         return names
 
     # ------------------------------------------------------------ tail first

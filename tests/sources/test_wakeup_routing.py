@@ -42,6 +42,42 @@ def test_a_wake_up_reads_only_the_sources_it_is_for() -> None:
     assert [s.pumps for s in sources.values()] == [2, 3, 2]
 
 
+class _Counted(dict):  # type: ignore[type-arg]
+    """The sources, counting the passes over them all."""
+
+    passes = 0
+
+    def items(self):  # type: ignore[no-untyped-def,override]
+        self.passes += 1
+        return super().items()
+
+
+class _Ordered(_Source):
+    def __init__(self, name: str, log: list[str]) -> None:
+        super().__init__()
+        self.name, self.log = name, log
+
+    def pump(self, limit: int) -> bool:
+        self.log.append(self.name)
+        return super().pump(limit)
+
+
+def test_a_wake_up_between_safety_polls_looks_at_its_sources_only_in_their_order() -> None:
+    """256 files growing 4 lines/s wake the loop 40 times a second, each time for a few of
+    them: no pass over all 256 then, yet each safety poll still comes when due."""
+    schedule = Schedule(0.25)
+    log: list[str] = []
+    sources = _Counted({name: _Ordered(name, log) for name in ("a", "b", "c", "d")})
+    schedule.round(sources, 0.0, woken=True)
+    passes = sources.passes
+    log.clear()
+    schedule.round(sources, 0.1, woken=True, only={"d", "b", "gone"})  # (a path of no source: skipped)
+    assert log == ["b", "d"] and sources.passes == passes  # in the sources' order, no pass over all
+    due = schedule.wait_s(sources, 0.2)
+    schedule.round(sources, 0.2 + due, woken=True, only={"c"})  # a and c are due: a full round
+    assert sources.passes == passes + 1 and log == ["b", "d", "a", "c"]
+
+
 def test_rounds_nothing_woke_wait_for_the_safety_poll_then_stat_each_file() -> None:
     schedule = Schedule(0.25)
     sources = {name: _Source() for name in ("a", "b")}
