@@ -28,7 +28,7 @@ from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, phase_name, snake
 from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.bulk import DECIMAL, INT, NUMBER, PAD, BulkTemplate, Part
+from trainwatch.parsers.bulk import DECIMAL, NUMBER, PADDED_INT, BulkTemplate, Part
 
 _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
 MAX_WRAPPED = 4000  # a wrapped record longer than this is not one
@@ -263,15 +263,15 @@ class MegatronParser(Parser):
         tail = text[m.end() :]
         if not _PRINTED_FIELDS.fullmatch(tail):
             return None
-        parts: list[Part] = [text[: m.start()] + "iteration", PAD, INT, PAD, "/", PAD, INT, PAD, "|"]
+        parts: list[Part] = [text[: m.start()] + "iteration", PADDED_INT, "/", PADDED_INT, "|"]
         values: list[tuple[int, str, bool]] = []
         for i, field in enumerate(_PRINTED_FIELD.finditer(tail)):
             name, in_ms = _label(field.group(1))
             parts += [tail[field.start() : field.start(2)], NUMBER, " |"]
-            values.append((6 + i, name, in_ms))
+            values.append((2 + i, name, in_ms))
 
         def on_line(groups: tuple[str, ...]) -> int | None:
-            self._last_iter = int(groups[1])
+            self._last_iter = int(groups[0])
             return self._last_iter
 
         return BulkTemplate(
@@ -280,8 +280,8 @@ class MegatronParser(Parser):
             tuple(parts),
             tuple(values),
             on_line,
-            step_group=1,
-            extras=(("total_steps", 4),),
+            step_group=0,
+            extras=(("total_steps", 1),),
             ready=self._bulk_ready,
             absent=("time across ranks", "validation loss at iteration", "memory (MB)"),
             last_counts=True,
