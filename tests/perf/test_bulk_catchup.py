@@ -407,10 +407,10 @@ def test_a_run_ending_in_a_step_line_leaves_that_step_open(monkeypatch: pytest.M
 
 @pytest.mark.parametrize("lr", ["7.5e-08", "1.5e-06"], ids=["same-lr-merged", "other-lr-apart"])
 def test_an_iteration_line_after_deepspeeds_step_line_stays_in_bulk(lr: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Seed 004's order: DeepSpeed's `step=N` and timer.py lines (per line: they start with a
-    timestamp), then Megatron's `iteration N`. With the same lr the iteration merges into the
-    pending step; with another lr it is a step of its own (the pending one goes out first).
-    Either way, as on the per-line path, and the iteration line is not handed back to it."""
+    """Seed 004's order: DeepSpeed's `step=N` and timer.py lines (timed shapes: the pending step
+    with its log time), then Megatron's `iteration N`. With the same lr the iteration merges into
+    the pending step; with another lr it is a step of its own (the pending one goes out first).
+    Either way, as on the per-line path, and none of those lines is handed back to it."""
     monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
     texts = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
     for k in range(1, 30):
@@ -429,12 +429,14 @@ def test_an_iteration_line_after_deepspeeds_step_line_stays_in_bulk(lr: str, mon
     bulk = _records_to_store(texts, True)
     assert bulk == _records_to_store(texts, False)
     assert not [t for t in per_line[10:] if " iteration " in t]
+    # the first step= and timer.py lines (the first slice, read per line) teach their shapes
+    assert not [t for t in per_line if "] step=" in t or "SamplesPerSec=" in t]
     steps = next(iter(bulk["store"]["step_records"].values()))
     assert steps == 3 + 29 * (1 if lr == "7.5e-08" else 2)
 
 
 def test_timestamped_steps_join_the_block_with_their_log_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """DeepSpeed's `step=N` + timer.py steps (per line: they start with a timestamp) become rows of
+    """DeepSpeed's `step=N` + timer.py steps (timed shapes: a pending step with its log time) become rows of
     the open block, between the iteration rows of the series they share (lr, loss, total_steps):
     the store holds what the per-line path gives, log times (one going back), a NaN lr and a
     relaunch included."""
@@ -462,6 +464,67 @@ def test_timestamped_steps_join_the_block_with_their_log_time(monkeypatch: pytes
     assert bulk == _records_to_store(texts, False)
     times = next(v[2] for k, v in bulk["store"]["series"].items() if "'metric', 'skipped'" in k)
     assert times[:2] == [_r(iso_to_epoch("2020-12-12T00:07:01.672")), _r(iso_to_epoch("2020-12-12T00:14:02.672"))]
+
+
+def _mutate_stamped(rng: random.Random, text: str) -> str:
+    """A timestamped DeepSpeed line changed the ways real logs differ (other stamps, ranks, lr
+    lists, counters) and torn writes change it."""
+    choice = rng.randrange(10)
+    if choice == 0:
+        return text.replace("[2020-12-12 00:01:20,672]", rng.choice(STAMPS))
+    if choice == 1:
+        return text.replace("[Rank 0]", rng.choice(["[Rank 1]", "[Rank 0]  ", "[Rank 1234567890]", "[rank 0]", ""]))
+    if choice == 2:
+        return text.replace("1.5e-06, 1.5e-06", rng.choice(["7.5e-08, 7.5e-08", "nan, nan", "1.5e-06", "", "1,5e-06"]))
+    if choice == 3:
+        return text.replace("0/100", rng.choice(["0/7", "3/100", "0/100000000000000000000", "0/-1"]))
+    if choice == 4:
+        return text.replace("421.75204796909713", rng.choice(["nan", "inf", "1E+400", "-0.0", "4.2e2", "421,75"]))
+    if choice == 5:
+        return text + rng.choice(["  ", "\t", " x"])
+    if choice == 6:
+        return text.replace("SamplesPerSec=", "RunningAvgSamplesPerSec=", 1)
+    if choice == 7:
+        return text.replace("step=", "global_step=", 1)
+    i = rng.randrange(len(text))
+    return text[:i] if choice == 8 else text[:i] + rng.choice("0123456789.-+eE |:=x[]") + text[i + 1 :]
+
+
+STAMPS = [
+    "[2020-12-12 00:01:20]",
+    "[2020/12/12 00:01:20.5]",
+    "[2020-12-12T00:01:20.123456]",
+    "[2020-12-12 00:01:20,6721234]",
+    "[20-12-12 00:01:20,672]",
+    "[2020-12-12 00:01:20,672 INFO]",
+    "2020-12-12 00:01:20,672",
+]
+
+
+@pytest.mark.parametrize("trial", range(40))
+def test_bulk_and_per_line_agree_on_mutated_stamped_lines(trial: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 004's cycle with its timestamped `step=N` and timer.py lines changed: the steps, ranks,
+    times and merges of the per-line path, whichever lines keep the learned shapes."""
+    rng = random.Random(trial)
+    monkeypatch.setattr(catchup, "BULK_SLICE", rng.choice([256, 1024, 4096]))
+    texts: list[str] = [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
+    step = 100
+    for _ in range(60):
+        step += rng.choice([100, 100, 100, 0, -100, -300])
+        stamped = [
+            STEP_LINE.replace("step=100", f"step={max(step, 0)}"),
+            THROUGHPUT_LINE.replace("0/100", f"0/{max(step, 0)}"),
+        ]
+        stamped = [_mutate_stamped(rng, t) if rng.random() < 0.3 else t for t in stamped]
+        if rng.random() < 0.1:
+            stamped.reverse()
+        if rng.random() < 0.1:
+            stamped.pop(rng.randrange(2))
+        texts += [DS_LINE] * rng.randrange(6) + stamped
+        lr = rng.choice(["1.500E-06", "7.500E-08"])
+        texts += [ITER_LINE.replace(" 5/", f" {max(step, 0)}/").replace("7.500E-08", lr), TIMERS_LINE]
+    bulk = _records_to_store(texts, True)
+    assert bulk == _records_to_store(texts, False)
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -26,6 +26,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from trainwatch.numbers import ms_to_s
+from trainwatch.parsers.rank import MEMBERSHIP_HINTS, mentioned_rank
+from trainwatch.parsers.timestamps import line_time
 
 if TYPE_CHECKING:
     from trainwatch.parsers.base import Parser
@@ -55,6 +57,15 @@ PAD = Var(r" *", r" *", "", may_be_empty=True)
 # where PAD, INT, PAD would be three (`int()` ignores the spaces). Every group is a slot of every
 # row the chunk scan returns, whichever shape matched: fewer groups, a faster scan.
 PADDED_INT = Var(r" *\d{1,18} *", r"[ \d]*", "1")
+# A rank as the runner's rank mentions read it (`[Rank 3]`: at most nine digits).
+RANK = Var(r"\d{1,9}", r"\d*", "1")
+# A line-start timestamp (`2020-12-12 00:01:20,672`, inside the line's `[...]`): the forms
+# `timestamps.line_time` reads; a timed template's rows take their time from `line_time` itself.
+STAMP = Var(
+    r"\d{4}[-/]\d{2}[-/]\d{2}[ T,]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?",
+    r"[-/ T,:.]?\d*(?:[-/ T,:.]\d+)*[-/ T,:.]?",  # (no two separators in a row)
+    "2020-01-01 00:00:00,000",
+)
 
 Part = str | Var
 
@@ -78,6 +89,12 @@ class BulkTemplate:
         its rows from the owner's step rows before them, with no call per line.
     last_counts: (step) n such lines in a row leave the parser as the last one alone does (its
         `on_line` only records the step): a run calls it for its last row only.
+    timed: the line starts with a timestamp (DeepSpeed's `[2020-12-12 00:01:20,672] ... step=N`):
+        its record carries that time (`time`), so its rows are never template rows of a column
+        group; they become the runner's pending step, merged as the per-line path merges them.
+    step_now: (step, no step group) the step the parser gives such a line in its present state
+        (DeepSpeed's timer.py line reports the engine's step, not the one it prints).
+    mentions_rank: the runner's rank mention of such a line (`[Rank 0]`) is its rank group.
     """
 
     owner: Parser
@@ -93,6 +110,9 @@ class BulkTemplate:
     on_lines: Callable[[int], list[int | None]] | None = None
     step_of: Callable[[], int | None] | None = None
     last_counts: bool = False
+    timed: bool = False
+    step_now: Callable[[tuple[str, ...]], int | None] | None = None
+    mentions_rank: bool = False
     # Filled in by admit():
     ngroups: int = 0
     regex: str = ""
@@ -139,6 +159,10 @@ class BulkTemplate:
             else:
                 out.append(p)
         return "".join(out)
+
+    def time(self, groups: Sequence[str]) -> str | None:
+        """The log time of the line a match came from (None unless `timed`), as the per-line path reads it."""
+        return line_time(self.text(groups).lstrip()) if self.timed else None
 
     def metrics(self, groups: Sequence[str]) -> dict[str, float]:
         """The dict the parser passes for such a line (the per-line path's form)."""
@@ -251,11 +275,21 @@ def admit(
     if re.fullmatch(template.regex, exemplar) is None or template.probe < 0:
         return False
     head = template.parts[0].lstrip() if isinstance(template.parts[0], str) else ""
-    if not head or head[0] == "[" or head[0].isdigit():
+    if template.timed:
+        # its time is what `line_time` reads, on every line of the shape
+        if (
+            template.kind != "step"
+            or line_time(exemplar.lstrip()) is None
+            or line_time(template.sample().lstrip()) is None
+        ):
+            return False
+    elif not head or head[0] == "[" or head[0].isdigit():
         return False  # a line-start timestamp would be stamped on the record
     if len(set(template.names)) != len(template.names) or not template.names:
         return False
-    if template.kind == "step" and template.step_group is None:
+    if template.kind == "step" and (template.step_group is None) == (template.step_now is None):
+        return False
+    if template.mentions_rank and not _mentions_its_rank(template, exemplar):
         return False
     absent = (*template.absent, *never)
     if any(s in exemplar for s in absent) or _straddling(template.parts, absent):
@@ -273,6 +307,20 @@ def admit(
     if not all(p.bulk_declines(template) for p in before):
         return False
     template.nan_groups = tuple(g for g, name, _ms in template.values if name in NAN_WATCHED)
+    return True
+
+
+def _mentions_its_rank(template: BulkTemplate, exemplar: str) -> bool:
+    """The runner's rank mention of every line of the shape is its rank group: no mention hint
+    overlaps a variable part, and the exemplar and a sample line (another rank) say so."""
+    g = template.rank_group
+    if g is None or _straddling(template.parts, MEMBERSHIP_HINTS):
+        return False
+    sample = template.sample()
+    for line in (exemplar, sample):
+        groups = re.fullmatch(template.regex, line)
+        if groups is None or mentioned_rank(line) != int(groups.group(g + 1)):
+            return False
     return True
 
 

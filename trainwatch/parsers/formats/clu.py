@@ -16,6 +16,7 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
+from trainwatch.parsers.bulk import BulkTemplate
 from trainwatch.parsers.fields import read_group
 
 _LINE = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [\w.-]+\.py:\d+\] \[(?P<step>\d{1,12})\] (?P<rest>[A-Za-z_][^=]*=.*)$")
@@ -47,6 +48,12 @@ class CluParser(Parser):
             steps=((1000, {"loss": 6.217891693115234}),),
         ),
     )
+
+    def bulk_declines(self, template: BulkTemplate) -> bool:
+        """A shape whose lines start with a literal other than absl's level letter (DeepSpeed's
+        `[2020-12-12 ...] [INFO]`): `_LINE` is anchored there, so `feed` rejects them untouched."""
+        head = template.parts[0]
+        return isinstance(head, str) and head[:1] != "" and head[0] not in "IWEF"
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _LINE.match(text)

@@ -35,7 +35,7 @@ from trainwatch.lines.assembler import Line
 from trainwatch.names import phase_name
 from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.bulk import DECIMAL, INT, BulkTemplate, Part, can_straddle
+from trainwatch.parsers.bulk import DECIMAL, INT, NUMBER, RANK, STAMP, BulkTemplate, Part, can_straddle
 
 _TIMER = re.compile(
     r"(?:\[Rank (?P<rank_a>\d{1,18}(?!\d))\]\s+)?(?:\brank=(?P<rank_b>\d{1,18}(?!\d))\s+)?\btime \(ms\)\s*\|(?P<body>.*)$"
@@ -83,6 +83,18 @@ _PRINTED_BODY = re.compile(r"(?: [A-Za-z_][\w-]*: \d+\.\d+ \|)* [A-Za-z_][\w-]*:
 _PRINTED_PAIR = re.compile(r"([A-Za-z_][\w-]*): (\d+\.\d+)")
 _PRINTED_LINE = re.compile(r"(?P<rank_a>)rank=(?P<rank_b>\d{1,18})(?!\d) time \(ms\) \|(?P<body>.*)$")
 FAST = True  # tests/perf compare both paths
+# The timestamped lines `log_dist` and timer.py print every `steps_per_print` (DeepSpeed's own
+# form), as bulk shapes: the stamp, then what lies between it and the fields as literal text.
+_STAMPED = re.compile(r"\[(?P<stamp>[^\]]{19,26})\]")
+_PROGRESS_SHAPE = re.compile(
+    r"(?P<mid>.*?)(?:\[Rank (?P<rank>\d{1,9})\] )?step=(?P<step>\d{1,18}), skipped=(?P<skipped>\d{1,18}), "
+    r"lr=\[(?P<lr>[^\]]*)\](?P<rest>.*)"
+)
+_THROUGHPUT_SHAPE = re.compile(
+    r"(?P<mid>.*?\] )(?P<epoch>\d{1,18})/(?P<step>\d{1,18}), SamplesPerSec=(?P<avg>\S+)(?P<rest>\s*)"
+)
+_NUMBER = re.compile(NUMBER.pattern)
+STAMP_RE = re.compile(STAMP.pattern)
 
 
 def _ms_fields(body: str) -> dict[str, float] | None:
@@ -237,7 +249,10 @@ class DeepSpeedParser(Parser):
     # ----------------------------------------------------------------- bulk
     def bulk_template(self, text: str) -> BulkTemplate | None:
         """`rank=N time (ms) | name: 1.23 | ...` as DeepSpeed prints it: the hot line of a
-        `wall_clock_breakdown` log. The step moves as `_timer_line` moves it."""
+        `wall_clock_breakdown` log. The step moves as `_timer_line` moves it. Also the
+        timestamped `step=N` and `N/M, SamplesPerSec=` lines (every `steps_per_print`)."""
+        if text.startswith("["):
+            return self._stamped_template(text)
         m = _PRINTED_LINE.match(text)
         if m is None or not _PRINTED_BODY.fullmatch(m.group("body")):
             return None
@@ -257,6 +272,80 @@ class DeepSpeedParser(Parser):
             self._bulk_step(kind),
             rank_group=0,
             on_lines=self._bulk_steps(kind),
+        )
+
+    def _stamped_template(self, text: str) -> BulkTemplate | None:
+        """The progress or old-form throughput line behind its `[timestamp]`, when every value
+        is a plain number (anything else stays per line)."""
+        stamp = _STAMPED.match(text)
+        if stamp is None or not STAMP_RE.fullmatch(stamp.group("stamp")):
+            return None
+        head: list[Part] = ["[", STAMP, "]"]
+        body = text[stamp.end() :]
+        m = _PROGRESS_SHAPE.fullmatch(body)
+        if m is not None:
+            return self._progress_template(head, m)
+        m = _THROUGHPUT_SHAPE.fullmatch(body)
+        if m is not None and _NUMBER.fullmatch(m.group("avg")) and "step=" not in m.group("mid"):
+            return self._throughput_template(head, m)
+        return None
+
+    def _progress_template(self, head: list[Part], m: re.Match[str]) -> BulkTemplate | None:
+        lrs = m.group("lr").split(", ") if m.group("lr") else []
+        if not all(_NUMBER.fullmatch(lr) for lr in lrs) or "step=" in m.group("mid") or "[Rank" in m.group("mid"):
+            return None  # (then `_PROGRESS.search` finds this very match on every line of the shape)
+        parts = [*head, m.group("mid")]
+        ranked = m.group("rank") is not None
+        if ranked:
+            parts += ["[Rank ", RANK, "] "]
+        parts += ["step=", INT, ", skipped=", INT, ", lr=["]
+        for i in range(len(lrs)):
+            parts += [", " if i else "", NUMBER]
+        parts += ["]", m.group("rest")]
+        first = 2 if ranked else 1  # the step's group
+        values = ((first + 2, "lr", False),) if lrs else ()
+
+        def on_line(groups: tuple[str, ...]) -> int | None:
+            self._cur = int(groups[first])
+            self._cur_has_opt = True
+            return self._cur
+
+        return BulkTemplate(
+            self,
+            "step",
+            tuple(parts),
+            values,
+            on_line,
+            rank_group=1 if ranked else None,
+            step_group=first,
+            extras=(("skipped", first + 1),),
+            absent=("time (ms)",),
+            timed=True,
+            mentions_rank=ranked,
+        )
+
+    def _throughput_template(self, head: list[Part], m: re.Match[str]) -> BulkTemplate:
+        parts = [*head, m.group("mid"), INT, "/", INT, ", SamplesPerSec=", NUMBER, m.group("rest")]
+
+        def step_now(groups: tuple[str, ...]) -> int | None:
+            return self._cur if self._cur is not None else int(groups[2])
+
+        def on_line(groups: tuple[str, ...]) -> int | None:
+            if self._cur is None:
+                self._cur = int(groups[2])
+                self._cur_has_opt = True
+            return self._cur
+
+        return BulkTemplate(
+            self,
+            "step",
+            tuple(parts),
+            ((3, "running_avg_samples_per_s", False),),
+            on_line,
+            extras=(("epoch", 1),),
+            absent=("time (ms)", "step=", "epoch=", "RunningAvgSamplesPerSec="),
+            timed=True,
+            step_now=step_now,
         )
 
     def _bulk_steps(self, kind: str) -> Callable[[int], list[int | None]]:

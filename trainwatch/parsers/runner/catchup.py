@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import math
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -76,6 +77,7 @@ class CatchUp:
         self._refused = 0
         self._scanner: re.Pattern[str] | None = None
         self._dispatch: list[tuple[int, int, BulkTemplate]] = []
+        self._timed: list[int] = []  # the dispatch indices of timed templates
         self._catch_all = 0
         self._counts: Counter[str] = Counter()
         self._block: ColumnBlock | None = None
@@ -131,7 +133,9 @@ class CatchUp:
         if key in self._known_shapes:
             return
         self._known_shapes.add(key)
-        never = (*SEGMENT_MARKERS, *MEMBERSHIP_HINTS, *(TEXT_HINTS if template.rank_group is None else ()))
+        # (a shape whose rank mention is its rank group, `[Rank 0]`, is checked for it by `admit`)
+        membership = () if template.mentions_rank else MEMBERSHIP_HINTS
+        never = (*SEGMENT_MARKERS, *membership, *(TEXT_HINTS if template.rank_group is None else ()))
         if admit(template, text, self._offered, never):
             self._templates.append(template)
             self._scanner = None
@@ -175,6 +179,7 @@ class CatchUp:
             dispatch.append((off + template.probe, off, template))
             off += template.ngroups
         self._dispatch = dispatch
+        self._timed = [k for k, (_p, _o, t) in enumerate(dispatch) if t.timed]
         self._catch_all = off
         alternatives = "".join(f"{t.regex}\n|" for t in self._templates)
         # The catch-all group keeps its newline: never empty, so its rows are found by `compress`.
@@ -184,13 +189,29 @@ class CatchUp:
     # --------------------------------------------------------------------- runs
     def _run(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> None:
         """Rows a..b-1 of a slice, all template rows: in columns when nothing in them is
-        unusual (`_columns`), else row by row."""
-        while a < b and (self._merger.pending is not None or self._held is not None or not self._segments.steady):
-            self._row(rows[a], no + a)
-            a += 1
-        if a < b and not self._columns(rows, where, a, b, no):
-            for i in range(a, b):
-                self._row(rows[i], no + i)
+        unusual (`_columns`), else row by row. A timed row (its record has a log time) is
+        always taken row by row: it becomes the pending step the rows after it merge into."""
+        while a < b:
+            while a < b and (self._merger.pending is not None or self._held is not None or not self._segments.steady):
+                self._row(rows[a], no + a)
+                a += 1
+            stop = self._next_timed(where, a, b)
+            if a < stop and not self._columns(rows, where, a, stop, no):
+                for i in range(a, stop):
+                    self._row(rows[i], no + i)
+            if stop < b:
+                self._row(rows[stop], no + stop)
+            a = stop + 1
+
+    def _next_timed(self, where: list[list[int]], a: int, b: int) -> int:
+        """The first row in a..b-1 of a timed template, else b."""
+        first = b
+        for k in self._timed:
+            at = where[k]
+            i = bisect_left(at, a)
+            if i < len(at) and at[i] < first:
+                first = at[i]
+        return first
 
     def _columns(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> bool:
         """Rows a..b-1 in one go: the state and block the row-by-row path leaves, when every row
@@ -252,30 +273,44 @@ class CatchUp:
     def _step_row(self, template: BulkTemplate, groups: tuple[str, ...], no: int) -> bool:
         if template.ready is not None and not template.ready():
             return False
-        step = int(groups[template.step_group])  # type: ignore[index]
+        if template.step_now is not None:
+            now = template.step_now(groups)
+            if now is None:
+                return False
+            step = now
+        else:
+            step = int(groups[template.step_group])  # type: ignore[index]
         rank = self._rank(template, groups)
         if rank is None:
             return False
+        time = template.time(groups)
         if self._merger.pending is not None:
-            if self._merger.continues(rank, step) and self._merged(template, rank, step, groups):
+            if self._merger.continues(rank, step) and self._merged(template, rank, step, groups, time):
                 return True
             self._flush_pending()
         elif self._held is not None:
             held = self._held
-            if held[1] == rank and held[2] == step:
-                return False
-            self._flush_held()
+            if held[1] == rank and held[2] == step:  # another report of the held step
+                self._materialize()
+                if self._merged(template, rank, step, groups, time):
+                    return True
+                self._flush_pending()
+            else:
+                self._flush_held()
         template.on_line(groups)
-        self._held = (template, rank, step, groups, no)
+        if template.timed:  # its time goes with the step: the per-line path's pending step
+            self._merger.hold(PendingStep(rank, step, time, no, template.metrics(groups), None))
+        else:
+            self._held = (template, rank, step, groups, no)
         return True
 
-    def _merged(self, template: BulkTemplate, rank: int, step: int, groups: tuple[str, ...]) -> bool:
+    def _merged(self, template: BulkTemplate, rank: int, step: int, groups: tuple[str, ...], time: str | None) -> bool:
         """A step row reporting the pending step (Megatron's `iteration N` after DeepSpeed's
         `step=N` and timer lines), as the per-line path's `step()` takes it: merged into the
         pending step (True), or, when a value differs ("apart": another report of that step),
         nothing done (False: the caller flushes the pending step and holds this row, as
-        `step()` does). The line has no timestamp: a template's line never starts with one."""
-        if self._merger.merge(rank, step, None, template.metrics(groups), None) != "merged":
+        `step()` does)."""
+        if self._merger.merge(rank, step, None, template.metrics(groups), time) != "merged":
             return False
         template.on_line(groups)
         return True
