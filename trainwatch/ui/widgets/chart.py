@@ -37,6 +37,7 @@ from trainwatch.ui.data.runs import SEEN, STEP, WALL, RunTrace, run_traces, runs
 from trainwatch.ui.data.yrange import Outlier, robust_range
 from trainwatch.ui.format import fmt_num
 from trainwatch.ui.redraw import CHARTS
+from trainwatch.ui.sgr import sgr_text
 
 if TYPE_CHECKING:
     from trainwatch.ui.widgets.panel import View
@@ -147,7 +148,7 @@ def render_chart(
             fig.ruler(0).ticks(ticks, [short_num(t) for t in ticks])
     if x_label:
         fig.label(x_label)
-    return Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True, end="")
+    return sgr_text(fig.build().string().rstrip("\n"))
 
 
 def x_bounds(traces: Sequence[Trace]) -> tuple[float, float]:
@@ -155,10 +156,11 @@ def x_bounds(traces: Sequence[Trace]) -> tuple[float, float]:
     share one x array: each distinct array is scanned once (256 per-rank files: one scan)."""
     seen: set[bytes] = set()
     scanned = []
+    several = len(traces) > 1  # (one trace: no copy of its array to compare)
     for t in traces:
         if not len(t.xs):
             continue
-        if isinstance(t.xs, array):
+        if several and isinstance(t.xs, array):
             key = t.xs.tobytes()
             if key in seen:
                 continue
