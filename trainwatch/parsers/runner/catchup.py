@@ -14,7 +14,6 @@ from __future__ import annotations
 import gc
 import math
 import re
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
@@ -77,7 +76,7 @@ class CatchUp:
         self._refused = 0
         self._scanner: re.Pattern[str] | None = None
         self._dispatch: list[tuple[int, int, BulkTemplate]] = []
-        self._timed: list[int] = []  # the dispatch indices of timed templates
+        self._side: list[tuple[re.Pattern[str], BulkTemplate]] = []  # timed templates (`_compile`)
         self._catch_all = 0
         self._counts: Counter[str] = Counter()
         self._block: ColumnBlock | None = None
@@ -151,9 +150,21 @@ class CatchUp:
         scanner = self._scanner
         if scanner is None:
             scanner = self._compile()
+        if self._dispatch:
+            no = self._scan(scanner, text, pos, end, no)
+        else:  # timed templates only: every line is tried on them
+            for line_text in text[pos : end - 1].split("\n"):
+                self._other(no, line_text)
+                no += 1
+        if self._counts:
+            self._settle(self._counts)
+            self._counts.clear()
+        if self._block is not None:
+            self._block.convert()
+        return no
+
+    def _scan(self, scanner: re.Pattern[str], text: str, pos: int, end: int, no: int) -> int:
         rows = scanner.findall(text, pos, end)
-        if not rows:
-            return no
         # Which rows each template took, and the runs of template rows between the rows no
         # template took (C-level passes, one group per row each).
         every = range(len(rows))
@@ -163,25 +174,24 @@ class CatchUp:
             if a < b:
                 self._run(rows, where, a, b, no)
             if b < len(rows):
-                self._fallback(no + b, rows[b][-1][:-1], learn=True)
+                self._other(no + b, rows[b][-1][:-1])
             a = b + 1
-        if self._counts:
-            self._settle(self._counts)
-            self._counts.clear()
-        if self._block is not None:
-            self._block.convert()
         return no + len(rows)
 
     def _compile(self) -> re.Pattern[str]:
+        """The chunk scanner: one alternative per untimed template, then a catch-all. Every
+        group of every alternative is a slot of every row it returns (a wider row costs every
+        line), so the timed templates, whose lines are few, are tried on the catch-all rows only."""
+        scanned = [t for t in self._templates if not t.timed]
+        self._side = [(re.compile(t.regex), t) for t in self._templates if t.timed]
         dispatch: list[tuple[int, int, BulkTemplate]] = []
         off = 0
-        for template in self._templates:
+        for template in scanned:
             dispatch.append((off + template.probe, off, template))
             off += template.ngroups
         self._dispatch = dispatch
-        self._timed = [k for k, (_p, _o, t) in enumerate(dispatch) if t.timed]
         self._catch_all = off
-        alternatives = "".join(f"{t.regex}\n|" for t in self._templates)
+        alternatives = "".join(f"{t.regex}\n|" for t in scanned)
         # The catch-all group keeps its newline: never empty, so its rows are found by `compress`.
         self._scanner = re.compile(f"(?:{alternatives}(.*\n))")
         return self._scanner
@@ -189,29 +199,13 @@ class CatchUp:
     # --------------------------------------------------------------------- runs
     def _run(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> None:
         """Rows a..b-1 of a slice, all template rows: in columns when nothing in them is
-        unusual (`_columns`), else row by row. A timed row (its record has a log time) is
-        always taken row by row: it becomes the pending step the rows after it merge into."""
-        while a < b:
-            while a < b and (self._merger.pending is not None or self._held is not None or not self._segments.steady):
-                self._row(rows[a], no + a)
-                a += 1
-            stop = self._next_timed(where, a, b)
-            if a < stop and not self._columns(rows, where, a, stop, no):
-                for i in range(a, stop):
-                    self._row(rows[i], no + i)
-            if stop < b:
-                self._row(rows[stop], no + stop)
-            a = stop + 1
-
-    def _next_timed(self, where: list[list[int]], a: int, b: int) -> int:
-        """The first row in a..b-1 of a timed template, else b."""
-        first = b
-        for k in self._timed:
-            at = where[k]
-            i = bisect_left(at, a)
-            if i < len(at) and at[i] < first:
-                first = at[i]
-        return first
+        unusual (`_columns`), else row by row."""
+        while a < b and (self._merger.pending is not None or self._held is not None or not self._segments.steady):
+            self._row(rows[a], no + a)
+            a += 1
+        if a < b and not self._columns(rows, where, a, b, no):
+            for i in range(a, b):
+                self._row(rows[i], no + i)
 
     def _columns(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> bool:
         """Rows a..b-1 in one go: the state and block the row-by-row path leaves, when every row
@@ -249,6 +243,18 @@ class CatchUp:
                 else:
                     self._fallback(no, template.text(groups), learn=False)
                 return
+
+    def _other(self, no: int, text: str) -> None:
+        """A line the scanner's templates did not take: a timed template's row, else per line."""
+        for pattern, template in self._side:
+            m = pattern.fullmatch(text)
+            if m is not None:
+                if self._step_row(template, m.groups(), no):
+                    self._counts[template.owner.name] += 1
+                else:
+                    self._fallback(no, text, learn=False)
+                return
+        self._fallback(no, text, learn=True)
 
     def _rank(self, template: BulkTemplate, groups: tuple[str, ...]) -> int | None:
         """The rank the per-line path would give such a line, when certain; else None (per line)."""
