@@ -170,25 +170,29 @@ class ColumnBlock:
             or record.attempt != self.attempt
         ):
             return False
-        row = self.rows
+        self.add_record(rank, step, record.time, metrics, self.rows)
+        self.step_order.setdefault(rank, []).append(step)
+        self.rows += 1
+        return True
+
+    def add_record(self, rank: int, step: int, time: str | None, metrics: Mapping[str, float], row: int) -> None:
+        """A step record's values as a row at block row `row` (the caller keeps `rows` and
+        `step_order`): records of the same names share a group, one per (rank, names)."""
         names = tuple(metrics)
         group = self._records.get((rank, names))
-        if group is None:  # records of the same names share a group: one per (rank, names), not per record
+        if group is None:
             shape = RecordShape(names)
-            group = ColumnGroup(rank, shape, row, row, [step], rows_at=[row], times=[record.time])
+            group = ColumnGroup(rank, shape, row, row, [step], rows_at=[row], times=[time])
             group._values = [[v] for v in metrics.values()]  # (as given: the latest values keep their type)
             self.groups[(rank, shape)] = group
             self._records[(rank, names)] = group
         else:
             group.steps.append(step)
             group.rows_at.append(row)
-            group.times.append(record.time)  # type: ignore[union-attr]
+            group.times.append(time)  # type: ignore[union-attr]
             group.last = row
             for col, value in zip(group._values, metrics.values(), strict=True):
                 col.append(value)
-        self.step_order.setdefault(rank, []).append(step)
-        self.rows += 1
-        return True
 
     def convert(self) -> None:
         """Every group's kept texts become floats (see `ColumnGroup.add_texts`)."""

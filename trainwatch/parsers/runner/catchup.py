@@ -76,7 +76,7 @@ class CatchUp:
         self._refused = 0
         self._scanner: re.Pattern[str] | None = None
         self._dispatch: list[tuple[int, int, BulkTemplate]] = []
-        self._side: list[tuple[re.Pattern[str], BulkTemplate]] = []  # timed templates (`_compile`)
+        self._side: list[tuple[re.Pattern[str], BulkTemplate, int]] = []  # timed templates, their offsets
         self._catch_all = 0
         self._counts: Counter[str] = Counter()
         self._block: ColumnBlock | None = None
@@ -150,9 +150,9 @@ class CatchUp:
         scanner = self._scanner
         if scanner is None:
             scanner = self._compile()
-        if self._dispatch:
+        if self._catch_all:  # (some untimed template: the scanner has its groups)
             no = self._scan(scanner, text, pos, end, no)
-        else:  # timed templates only: every line is tried on them
+        else:  # timed templates only (a scanner of one group would return strings): line by line
             for line_text in text[pos : end - 1].split("\n"):
                 self._other(no, line_text)
                 no += 1
@@ -168,29 +168,60 @@ class CatchUp:
         # Which rows each template took, and the runs of template rows between the rows no
         # template took (C-level passes, one group per row each).
         every = range(len(rows))
-        where = [list(compress(every, map(itemgetter(probe), rows))) for probe, _off, _t in self._dispatch]
+        scanned = self._dispatch[: len(self._dispatch) - len(self._side)]
+        where = [list(compress(every, map(itemgetter(probe), rows))) for probe, _off, _t in scanned]
+        where += [[] for _ in self._side]
+        others = list(compress(every, map(itemgetter(self._catch_all), rows)))
+        cuts = self._side_rows(rows, others, where) if self._side else others
         a = 0
-        for b in (*compress(every, map(itemgetter(self._catch_all), rows)), len(rows)):
+        for b in (*cuts, len(rows)):
             if a < b:
                 self._run(rows, where, a, b, no)
             if b < len(rows):
-                self._other(no + b, rows[b][-1][:-1])
+                self._fallback(no + b, rows[b][-1][:-1], learn=True)
             a = b + 1
         return no + len(rows)
+
+    def _side_rows(self, rows: list[tuple[str, ...]], others: list[int], where: list[list[int]]) -> list[int]:
+        """The catch-all rows a timed template matches become its rows (its groups after the
+        scanner's, `_compile`); the others, returned, are read per line."""
+        width = self._catch_all + 1
+        total = self._side[-1][2] + self._side[-1][1].ngroups - width
+        cuts: list[int] = []
+        for i in others:
+            line = rows[i][-1][:-1]
+            for k, (pattern, template, off) in enumerate(self._side):
+                m = pattern.fullmatch(line)
+                if m is not None:
+                    before = off - width
+                    after = total - before - template.ngroups
+                    rows[i] = (*rows[i], *("",) * before, *m.groups(), *("",) * after)
+                    where[len(self._dispatch) - len(self._side) + k].append(i)
+                    break
+            else:
+                cuts.append(i)
+        return cuts
 
     def _compile(self) -> re.Pattern[str]:
         """The chunk scanner: one alternative per untimed template, then a catch-all. Every
         group of every alternative is a slot of every row it returns (a wider row costs every
-        line), so the timed templates, whose lines are few, are tried on the catch-all rows only."""
-        scanned = [t for t in self._templates if not t.timed]
-        self._side = [(re.compile(t.regex), t) for t in self._templates if t.timed]
+        line), so the timed templates, whose lines are few, are tried on the catch-all rows
+        only; their groups follow the scanner's in the rows they match (`_side_rows`)."""
         dispatch: list[tuple[int, int, BulkTemplate]] = []
         off = 0
+        scanned = [t for t in self._templates if not t.timed]
         for template in scanned:
             dispatch.append((off + template.probe, off, template))
             off += template.ngroups
-        self._dispatch = dispatch
         self._catch_all = off
+        off += 1
+        self._side = []
+        for template in self._templates:
+            if template.timed:
+                self._side.append((re.compile(template.regex), template, off))
+                dispatch.append((off + template.probe, off, template))
+                off += template.ngroups
+        self._dispatch = dispatch
         alternatives = "".join(f"{t.regex}\n|" for t in scanned)
         # The catch-all group keeps its newline: never empty, so its rows are found by `compress`.
         self._scanner = re.compile(f"(?:{alternatives}(.*\n))")
@@ -203,22 +234,33 @@ class CatchUp:
         while a < b and (self._merger.pending is not None or self._held is not None or not self._segments.steady):
             self._row(rows[a], no + a)
             a += 1
-        if a < b and not self._columns(rows, where, a, b, no):
-            for i in range(a, b):
-                self._row(rows[i], no + i)
+        if a < b:
+            a = self._columns(rows, where, a, b, no)
+        for i in range(a, b):
+            self._row(rows[i], no + i)
 
-    def _columns(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> bool:
+    def _columns(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> int:
         """Rows a..b-1 in one go: the state and block the row-by-row path leaves, when every row
-        would take the common way there. False (nothing done) otherwise."""
+        would take the common way there. Returns the row it stopped at: b, or a (nothing done),
+        or the first row of a step the run ends in that the next lines may still report (a
+        timed row, a merge: the row-by-row path leaves it pending)."""
         run = Run.of(rows, self._dispatch, where, a, b)
         if run is None:
-            return False
+            return a
         rank = run.rank(self._ranks)
         if rank is None or not run.steps_go_on(rank, self._segments):
-            return False
+            return a
+        if run.open_from is not None:  # (rare: a slice ending in DeepSpeed's step=N lines)
+            stop = run.open_from
+            run = Run.of(rows, self._dispatch, where, a, stop) if a < stop else None
+            if run is None or run.rank(self._ranks) != rank or not run.steps_go_on(rank, self._segments):
+                return a
+            if run.open_from is not None:
+                return a
+            b = stop
         block = self._block if self._block is not None else ColumnBlock(self._source, self._segments.attempt)
         if not run.fits(block, rank):
-            return False
+            return a
         self._block = block
         held, last = run.write(block, rank, self._counts)
         if held is not None:
@@ -226,13 +268,13 @@ class CatchUp:
             self._held = (template, rank, step, groups, no + at)
         if last is not None:
             self._segments.record(None, rank, last)
-        return True
+        return b
 
     # ------------------------------------------------------------- row by row
     def _row(self, row: tuple[str, ...], no: int) -> None:
         """One template row, as its own step."""
         for probe, off, template in self._dispatch:
-            if row[probe]:
+            if probe < len(row) and row[probe]:
                 groups = row[off : off + template.ngroups]
                 if template.kind == "phases":
                     done = self._phases_row(template, groups)
@@ -245,8 +287,8 @@ class CatchUp:
                 return
 
     def _other(self, no: int, text: str) -> None:
-        """A line the scanner's templates did not take: a timed template's row, else per line."""
-        for pattern, template in self._side:
+        """A line of a slice with no scanner (timed templates only): a timed row, else per line."""
+        for pattern, template, _off in self._side:
             m = pattern.fullmatch(text)
             if m is not None:
                 if self._step_row(template, m.groups(), no):

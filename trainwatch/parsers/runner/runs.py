@@ -18,6 +18,7 @@ from operator import itemgetter, lt
 
 from trainwatch.columns import ColumnBlock
 from trainwatch.parsers.bulk import BulkTemplate
+from trainwatch.parsers.runner.merge import _differs
 from trainwatch.parsers.runner.ranks import RankResolver
 from trainwatch.parsers.runner.segments import Segments
 
@@ -38,6 +39,14 @@ class Run:
         self.b = b
         self._step_rows: list[tuple[int, int]] = []  # (row, step) of the step rows, in row order
         self._steps: dict[int, list[int]] = {}  # the steps of each step template's rows (by offset)
+        # Step rows reporting one step together (adjacent, the same step: DeepSpeed's `step=N`,
+        # its timer.py line, Megatron's `iteration N`) or timed: one record each, with its time.
+        self._records: list[tuple[int, int, str | None, dict[str, float]]] = []  # (first row, step, time, metrics)
+        self._recorded: set[int] = set()  # the rows those records took
+        self._repeats: set[int] = set()  # the rows after the first of each record
+        # The first row of such a record at the end of the run: the next lines may still report
+        # its step, so the run must stop before it (`CatchUp._columns`).
+        self.open_from: int | None = None
 
     @classmethod
     def of(
@@ -73,29 +82,104 @@ class Run:
         return rank
 
     def steps_go_on(self, rank: int, segments: Segments) -> bool:
-        """The step rows go up from the stream's last step, their watched values finite."""
+        """The step rows go up from the stream's last step, their watched values finite; rows
+        reporting the same step merge as the per-line path merges them (no value differs)."""
+        rows = self.rows
         step_rows: list[tuple[int, int]] = []
+        of_row: dict[int, BulkTemplate] = {}
+        stateful: list[tuple[int, BulkTemplate, list[int]]] = []
         for off, template, at in self.present:
-            if template.kind == "step":
-                steps = self._steps[off] = list(map(int, _column(self.rows, at, off + template.step_group)))  # type: ignore[operator]
-                step_rows += zip(at, steps, strict=True)
-                for g in template.nan_groups:
-                    if not all(map(isfinite, map(float, _column(self.rows, at, off + g)))):
-                        return False
+            if template.kind != "step":
+                continue
+            for g in template.nan_groups:
+                if not all(map(isfinite, map(float, _column(rows, at, off + g)))):
+                    return False
+            if template.step_group is None:
+                stateful.append((off, template, at))
+                continue
+            steps = self._steps[off] = list(map(int, _column(rows, at, off + template.step_group)))
+            step_rows += zip(at, steps, strict=True)
+            of_row.update(dict.fromkeys(at, template))
+        for off, template, at in stateful:
+            # DeepSpeed's timer.py line reports the engine's step: the step of the step line of its
+            # parser right before it (which set it); anywhere else, row by row
+            by_row = dict(step_rows)
+            steps = []
+            for i in at:
+                before = of_row.get(i - 1)
+                if before is None or before.owner is not template.owner or before.step_group is None:
+                    return False
+                steps.append(by_row[i - 1])
+            self._steps[off] = steps
+            step_rows += zip(at, steps, strict=True)
+            of_row.update(dict.fromkeys(at, template))
         step_rows.sort()
-        steps = [s for _i, s in step_rows]
-        if steps and (not segments.goes_on(rank, steps[0]) or not all(map(lt, steps, islice(steps, 1, None)))):
+        if not step_rows:
+            self._step_rows = step_rows
+            return True
+        if any(t.timed for _o, t, _a in self.present) or len(set(map(itemgetter(1), step_rows))) < len(step_rows):
+            steps = self._merge(step_rows, of_row, segments)
+            if steps is None:
+                return False
+        else:
+            steps = [s for _i, s in step_rows]
+        if not segments.goes_on(rank, steps[0]) or not all(map(lt, steps, islice(steps, 1, None))):
             return False
         self._step_rows = step_rows
         return True
 
+    def _merge(
+        self, step_rows: list[tuple[int, int]], of_row: dict[int, BulkTemplate], segments: Segments
+    ) -> list[int] | None:
+        """The records of adjacent step rows of one step, and of timed rows, as the per-line
+        path's pending step makes them: metrics merged in line order (a name keeps its first
+        value), the first time; a row with a value that differs starts a record of its own (of
+        the same step). Returns one step per run of adjacent rows of a step (None: per line)."""
+        offsets = {id(t): off for off, t, _at in self.present}
+        steps: list[int] = []
+        k = 0
+        while k < len(step_rows):
+            first, step = step_rows[k]
+            e = k + 1
+            while e < len(step_rows) and step_rows[e] == (first + e - k, step):
+                e += 1
+            steps.append(step)
+            chain = [i for i, _s in step_rows[k:e]]
+            k = e
+            if len(chain) == 1 and not of_row[first].timed:
+                continue
+            start, metrics, time = first, {}, None
+            for i in chain:
+                template = of_row[i]
+                off = offsets[id(template)]
+                groups = self.rows[i][off : off + template.ngroups]
+                found = template.metrics(groups)
+                if any(name in metrics and _differs(metrics[name], v) for name, v in found.items()):
+                    if segments.armed:
+                        return None  # (the same step again would tell a restart)
+                    self._records.append((start, step, time, metrics))
+                    start, metrics, time = i, {}, None
+                for name, v in found.items():
+                    metrics.setdefault(name, v)
+                if time is None:
+                    time = template.time(groups)
+                if i != start:
+                    self._repeats.add(i)
+            self._records.append((start, step, time, metrics))
+            self._recorded.update(chain)
+            if chain[-1] == self.b - 1:
+                self.open_from = chain[0]
+        return steps
+
     def fits(self, block: ColumnBlock, rank: int) -> bool:
         """No shape of the run feeds a series another shape of the run or the block feeds."""
         groups = block.groups
-        if all((rank, template) in groups for _off, template, _at in self.present):
+        # (timed rows are records: a record row may share a series with template rows)
+        present = [p for p in self.present if not p[1].timed]
+        if all((rank, template) in groups for _off, template, _at in present):
             return True  # each already feeds its own series in this block (`ColumnBlock.group`)
         taken: dict[tuple[str, str], BulkTemplate] = {}
-        for _off, template, _at in self.present:
+        for _off, template, _at in present:
             kind = "phase" if template.kind == "phases" else "metric"
             for name in template.names:
                 other = taken.get((kind, name)) or block.owner_of(rank, kind, name)
@@ -114,10 +198,16 @@ class Run:
         held = b - 1 if step_rows and step_rows[-1][0] == b - 1 else -1
         line_steps = _line_steps(rows, present)
         base = block.rows - a
+        recorded = self._recorded
         for (off, template, at), got in zip(present, line_steps, strict=True):
             counts[template.owner.name] += len(at)
             if template.kind == "step":
                 got = self._steps[off]  # type: ignore[assignment]
+                if recorded and not recorded.isdisjoint(at):
+                    kept = [j for j, i in enumerate(at) if i not in recorded]
+                    if not kept:
+                        continue
+                    at, got = [at[j] for j in kept], [got[j] for j in kept]
             if at[-1] == held:
                 at, got = at[:-1], got[:-1]
                 if not at:
@@ -135,6 +225,8 @@ class Run:
             group.last = base + at[-1]
             if template.kind == "step":
                 group.rows_at.extend(map(base.__add__, at))
+        for first, step, time, metrics in self._records:
+            block.add_record(rank, step, time, metrics, base + first)
         block.rows += b - a
         kept: HeldRow | None = None
         if held >= 0:
@@ -144,7 +236,8 @@ class Run:
             kept = (template, step, rows[held][off : off + template.ngroups], held)
         if not step_rows:
             return kept, None
-        block.step_order.setdefault(rank, []).extend(s for _i, s in step_rows)
+        repeats = self._repeats
+        block.step_order.setdefault(rank, []).extend(s for i, s in step_rows if i not in repeats)
         return kept, step_rows[-1][1]
 
 
@@ -166,10 +259,29 @@ def _line_steps(rows: Rows, present: Present) -> list[list[int | None]]:
             continue
         if _follow_steps(rows, present, ks, out):
             continue
-        for i, k in sorted((i, j) for j in ks for i in present[j][2]):
+        _in_line_order(rows, present, ks, out)
+    return out
+
+
+def _in_line_order(rows: Rows, present: Present, ks: list[int], out: list[list[int | None]]) -> None:
+    """One parser's templates' calls in line order: its most frequent shape's rows, when it has
+    `on_lines`, a stretch at a time between the other shapes' rows (DeepSpeed's timers between
+    its step=N lines), the others a call per row."""
+    bulk = max(ks, key=lambda k: len(present[k][2]))
+    if present[bulk][1].on_lines is None:
+        bulk = -1
+    others = sorted((i, k) for k in ks if k != bulk for i in present[k][2])
+    at = present[bulk][2] if bulk >= 0 else []
+    pos = 0
+    for i, k in (*others, (len(rows), -1)):
+        if bulk >= 0:
+            stop = bisect_left(at, i, pos)
+            if stop > pos:
+                out[bulk] += present[bulk][1].on_lines(stop - pos)  # type: ignore[misc]
+                pos = stop
+        if k >= 0:
             off, template, _at = present[k]
             out[k].append(template.on_line(rows[i][off : off + template.ngroups]))
-    return out
 
 
 def _follow_steps(rows: Rows, present: Present, ks: list[int], out: list[list[int | None]]) -> bool:

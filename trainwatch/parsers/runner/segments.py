@@ -42,6 +42,11 @@ class Segments:
         self._last_step: dict[int | None, int] = {}
 
     @property
+    def armed(self) -> bool:
+        """A worker failed: the same step again, or an earlier one, is a restart."""
+        return self._armed
+
+    @property
     def steady(self) -> bool:
         """No step can be a restart for a reason outside the steps (an announced attempt, a rewritten file)."""
         return not self._announce and not self._rewritten
