@@ -118,9 +118,10 @@ class Run:
             self._step_rows = step_rows
             return True
         if any(t.timed for _o, t, _a in self.present) or len(set(map(itemgetter(1), step_rows))) < len(step_rows):
-            steps = self._merge(step_rows, of_row, segments)
-            if steps is None:
+            merged = self._merge(step_rows, of_row, segments)
+            if merged is None:
                 return False
+            steps = merged
         else:
             steps = [s for _i, s in step_rows]
         if not segments.goes_on(rank, steps[0]) or not all(map(lt, steps, islice(steps, 1, None))):
@@ -148,7 +149,8 @@ class Run:
             k = e
             if len(chain) == 1 and not of_row[first].timed:
                 continue
-            start, metrics, time = first, {}, None
+            start, time = first, None
+            metrics: dict[str, float] = {}
             for i in chain:
                 template = of_row[i]
                 off = offsets[id(template)]
@@ -158,7 +160,8 @@ class Run:
                     if segments.armed:
                         return None  # (the same step again would tell a restart)
                     self._records.append((start, step, time, metrics))
-                    start, metrics, time = i, {}, None
+                    start, time = i, None
+                    metrics = {}
                 for name, v in found.items():
                     metrics.setdefault(name, v)
                 if time is None:
@@ -204,10 +207,10 @@ class Run:
             if template.kind == "step":
                 got = self._steps[off]  # type: ignore[assignment]
                 if recorded and not recorded.isdisjoint(at):
-                    kept = [j for j, i in enumerate(at) if i not in recorded]
-                    if not kept:
+                    own = [j for j, i in enumerate(at) if i not in recorded]
+                    if not own:
                         continue
-                    at, got = [at[j] for j in kept], [got[j] for j in kept]
+                    at, got = [at[j] for j in own], [got[j] for j in own]
             if at[-1] == held:
                 at, got = at[:-1], got[:-1]
                 if not at:
