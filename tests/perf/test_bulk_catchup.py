@@ -534,6 +534,37 @@ def test_bulk_and_per_line_agree_on_mutated_stamped_lines(trial: int, monkeypatc
     assert bulk == _records_to_store(texts, False)
 
 
+LAUNCH_LINE = "[2024-01-01 00:00:00,000] [INFO] [launch.py:138:main] WORLD INFO DICT: {'localhost': [0]}"
+
+
+@pytest.mark.parametrize("stamped", [True, False], ids=["with-step-lines", "template-rows-only"])
+def test_rows_after_a_relaunch_are_the_new_attempts(
+    stamped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None
+) -> None:
+    """The launcher's banner again starts attempt 1 between two rows of one slice: the block
+    open then holds attempt 0's rows and goes out before the first row of attempt 1 (its
+    first step, the attempts' spans and `summary --json`'s attempts are the per-line path's)."""
+    monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
+
+    def cycle(k: int) -> list[str]:
+        lines = [DS_LINE] * 3
+        if stamped:
+            lines += [STEP_LINE.replace("step=100", f"step={k}"), THROUGHPUT_LINE.replace("0/100", f"0/{k}")]
+        return [*lines, ITER_LINE.replace(" 5/", f" {k}/"), TIMERS_LINE]
+
+    texts = [LAUNCH_LINE] + [DS_LINE] * 10 + [ITER_LINE, TIMERS_LINE] * 3
+    for k in range(1, 40):
+        texts += cycle(10 * k)
+    texts.append(LAUNCH_LINE)  # the launcher again: attempt 1, from step 300
+    for k in range(30, 60):
+        texts += cycle(10 * k)
+    path = tmp_path / "out.log"
+    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    _assert_same([str(path)], monkeypatch)
+    summary = _run([str(path)], True, monkeypatch)[0]
+    assert [(a["attempt"], a["first_step"]) for a in summary["attempts"]] == [(0, 5), (1, 300)]
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_a_catch_up_leaves_the_garbage_collector_as_it_found_it(
     enabled: bool, monkeypatch: pytest.MonkeyPatch, small_bulk: None

@@ -150,12 +150,7 @@ class CatchUp:
         scanner = self._scanner
         if scanner is None:
             scanner = self._compile()
-        if self._catch_all:  # (some untimed template: the scanner has its groups)
-            no = self._scan(scanner, text, pos, end, no)
-        else:  # timed templates only (a scanner of one group would return strings): line by line
-            for line_text in text[pos : end - 1].split("\n"):
-                self._other(no, line_text)
-                no += 1
+        no = self._scan(scanner, text, pos, end, no)
         if self._counts:
             self._settle(self._counts)
             self._counts.clear()
@@ -213,6 +208,10 @@ class CatchUp:
         for template in scanned:
             dispatch.append((off + template.probe, off, template))
             off += template.ngroups
+        # No untimed template: a group that never matches, since `findall` of a pattern of one
+        # group returns strings, not rows.
+        never = "" if scanned else "(?!)()|"
+        off += not scanned
         self._catch_all = off
         off += 1
         self._side = []
@@ -222,7 +221,7 @@ class CatchUp:
                 dispatch.append((off + template.probe, off, template))
                 off += template.ngroups
         self._dispatch = dispatch
-        alternatives = "".join(f"{t.regex}\n|" for t in scanned)
+        alternatives = never + "".join(f"{t.regex}\n|" for t in scanned)
         # The catch-all group keeps its newline: never empty, so its rows are found by `compress`.
         self._scanner = re.compile(f"(?:{alternatives}(.*\n))")
         return self._scanner
@@ -258,7 +257,7 @@ class CatchUp:
             if run.open_from is not None:
                 return a
             b = stop
-        block = self._block if self._block is not None else ColumnBlock(self._source, self._segments.attempt)
+        block = self._open_block()
         if not run.fits(block, rank):
             return a
         self._block = block
@@ -285,18 +284,6 @@ class CatchUp:
                 else:
                     self._fallback(no, template.text(groups), learn=False)
                 return
-
-    def _other(self, no: int, text: str) -> None:
-        """A line of a slice with no scanner (timed templates only): a timed row, else per line."""
-        for pattern, template, _off in self._side:
-            m = pattern.fullmatch(text)
-            if m is not None:
-                if self._step_row(template, m.groups(), no):
-                    self._counts[template.owner.name] += 1
-                else:
-                    self._fallback(no, text, learn=False)
-                return
-        self._fallback(no, text, learn=True)
 
     def _rank(self, template: BulkTemplate, groups: tuple[str, ...]) -> int | None:
         """The rank the per-line path would give such a line, when certain; else None (per line)."""
@@ -332,19 +319,15 @@ class CatchUp:
         if rank is None:
             return False
         time = template.time(groups)
+        held = self._held
+        if held is not None and held[1] == rank and held[2] == step:  # another report of the held step
+            self._materialize()
         if self._merger.pending is not None:
             if self._merger.continues(rank, step) and self._merged(template, rank, step, groups, time):
                 return True
             self._flush_pending()
-        elif self._held is not None:
-            held = self._held
-            if held[1] == rank and held[2] == step:  # another report of the held step
-                self._materialize()
-                if self._merged(template, rank, step, groups, time):
-                    return True
-                self._flush_pending()
-            else:
-                self._flush_held()
+        elif held is not None:
+            self._flush_held()
         template.on_line(groups)
         if template.timed:  # its time goes with the step: the per-line path's pending step
             self._merger.hold(PendingStep(rank, step, time, no, template.metrics(groups), None))
@@ -375,9 +358,7 @@ class CatchUp:
         self._add_row(rank, template, step, groups)
 
     def _add_row(self, rank: int, template: BulkTemplate, step: int | None, groups: tuple[str, ...]) -> None:
-        block = self._block
-        if block is None:
-            block = self._block = ColumnBlock(self._source, self._segments.attempt)
+        block = self._block = self._open_block()
         group = block.groups.get((rank, template))
         if group is None:
             group = block.group(rank, template)
@@ -413,6 +394,16 @@ class CatchUp:
             self._feed_line(Line(no, text))
         finally:
             self.learning = True
+
+    def _open_block(self) -> ColumnBlock:
+        """The block rows go to: the open one, unless a relaunch began another attempt since it
+        was opened (its rows are that attempt's: the block goes out first); else a new one,
+        not yet the open one (a run that cannot be taken in columns leaves none)."""
+        block = self._block
+        if block is not None and block.attempt != self._segments.attempt:
+            self._close_block()
+            block = None
+        return block if block is not None else ColumnBlock(self._source, self._segments.attempt)
 
     def _close_block(self) -> None:
         block = self._block

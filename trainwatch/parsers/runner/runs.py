@@ -100,10 +100,10 @@ class Run:
             steps = self._steps[off] = list(map(int, _column(rows, at, off + template.step_group)))
             step_rows += zip(at, steps, strict=True)
             of_row.update(dict.fromkeys(at, template))
+        by_row = dict(step_rows) if stateful else {}
         for off, template, at in stateful:
             # DeepSpeed's timer.py line reports the engine's step: the step of the step line of its
             # parser right before it (which set it); anywhere else, row by row
-            by_row = dict(step_rows)
             steps = []
             for i in at:
                 before = of_row.get(i - 1)
@@ -115,7 +115,6 @@ class Run:
             of_row.update(dict.fromkeys(at, template))
         step_rows.sort()
         if not step_rows:
-            self._step_rows = step_rows
             return True
         if any(t.timed for _o, t, _a in self.present) or len(set(map(itemgetter(1), step_rows))) < len(step_rows):
             merged = self._merge(step_rows, of_row, segments)
