@@ -79,6 +79,10 @@ def store_dump(store: Store) -> dict[str, Any]:
         "ranks": sorted(store.ranks),
         "total_steps": store.total_steps,
         "records_added": store.records_added,
+        # the attempts (a block's rows are one attempt's)
+        "current_attempt": store.current_attempt,
+        "key_attempt": {repr(k): v for k, v in store.key_attempt.items()},
+        "attempt_span": {repr(k): v for k, v in store.attempt_span.items()},
     }
 
 
@@ -497,6 +501,7 @@ def _mutate_stamped(rng: random.Random, text: str) -> str:
     return text[:i] if choice == 8 else text[:i] + rng.choice("0123456789.-+eE |:=x[]") + text[i + 1 :]
 
 
+LAUNCH_LINE = "[2024-01-01 00:00:00,000] [INFO] [launch.py:138:main] WORLD INFO DICT: {'localhost': [0]}"
 STAMPS = [
     "[2020-12-12 00:01:20]",
     "[2020/12/12 00:01:20.5]",
@@ -528,13 +533,12 @@ def test_bulk_and_per_line_agree_on_mutated_stamped_lines(trial: int, monkeypatc
         if rng.random() < 0.1:
             stamped.pop(rng.randrange(2))
         texts += [DS_LINE] * rng.randrange(6) + stamped
+        if rng.random() < 0.05:
+            texts.append(LAUNCH_LINE)  # a relaunch: the next rows are the next attempt's
         lr = rng.choice(["1.500E-06", "7.500E-08"])
         texts += [ITER_LINE.replace(" 5/", f" {max(step, 0)}/").replace("7.500E-08", lr), TIMERS_LINE]
     bulk = _records_to_store(texts, True)
     assert bulk == _records_to_store(texts, False)
-
-
-LAUNCH_LINE = "[2024-01-01 00:00:00,000] [INFO] [launch.py:138:main] WORLD INFO DICT: {'localhost': [0]}"
 
 
 @pytest.mark.parametrize("stamped", [True, False], ids=["with-step-lines", "template-rows-only"])
