@@ -569,6 +569,22 @@ def test_rows_after_a_relaunch_are_the_new_attempts(
     assert [(a["attempt"], a["first_step"]) for a in summary["attempts"]] == [(0, 5), (1, 300)]
 
 
+def test_the_first_lines_teach_the_shapes_in_short_slices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines are read one by one until their shapes are learned: in 16 KB slices, not in a whole
+    256 KB slice (the dashboard's 4 MB tail window of a big log took 2,500 lines per line first)."""
+    path = _big_log(tmp_path, [])
+    tail = tmp_path / "tail.log"
+    data = path.read_bytes()
+    tail.write_bytes(data[data.index(b"\n", len(data) // 2) + 1 :])  # from the middle of a run, as a window
+    per_line: list[int] = []
+    original = SourceParser.feed_line
+    monkeypatch.setattr(SourceParser, "feed_line", lambda self, line: (per_line.append(line.no), original(self, line)))
+    Pipeline([str(tail)]).read_to_end()
+    first = [n for n in per_line if n <= 3000]  # 256 KB of this log: about 2,500 lines
+    assert 0 < len(first) < 500, len(first)  # the first lines, until each shape is learned
+    _assert_same([str(tail)], monkeypatch)
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_a_catch_up_leaves_the_garbage_collector_as_it_found_it(
     enabled: bool, monkeypatch: pytest.MonkeyPatch, small_bulk: None

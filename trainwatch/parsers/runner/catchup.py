@@ -35,6 +35,9 @@ Sink = Callable[[Record], None]
 BULK = True
 # Lines the bulk path scans per regex call: a shape learned in one is used from the next.
 BULK_SLICE = 256 * 1024
+# While lines teach new shapes (none known yet, or one learned in the last slice), slices are
+# short, so that the shapes take over early: a 4 MB tail window was read 256 KB per line first.
+LEARN_SLICE = 16 * 1024
 # Parser templates refused before a source stops trying (shapes that cannot be bulk-read).
 MAX_REFUSED = 64
 # What the runner itself reacts to on any line (segments, rank mentions): never in a bulk line.
@@ -96,9 +99,13 @@ class CatchUp:
         if paused:
             gc.disable()
         try:
+            learned = -1  # the shapes known before the last slice (-1: none read yet)
             while pos < len(text):
-                end = text.find("\n", pos + BULK_SLICE) + 1 or len(text)
+                known = len(self._templates)
+                span = BULK_SLICE if known and known == learned else min(LEARN_SLICE, BULK_SLICE)
+                end = text.find("\n", pos + span) + 1 or len(text)
                 no = self._slice(text, pos, end, no)
+                learned = known
                 pos = end
         finally:
             if paused:
