@@ -91,7 +91,9 @@ class BulkTemplate:
         `on_line` only records the step): a run calls it for its last row only.
     timed: the line starts with a timestamp (DeepSpeed's `[2020-12-12 00:01:20,672] ... step=N`):
         its record carries that time (`time`), so its rows are never template rows of a column
-        group; they become the runner's pending step, merged as the per-line path merges them.
+        group: in a column run they are records (merged with the rows of the same step next to
+        them, as the per-line path merges its pending step), row by row the pending step itself.
+        The chunk scanner tries them on the lines its other shapes did not take.
     step_now: (step, no step group) the step the parser gives such a line in its present state
         (DeepSpeed's timer.py line reports the engine's step, not the one it prints).
     mentions_rank: the runner's rank mention of such a line (`[Rank 0]`) is its rank group.
