@@ -7,10 +7,9 @@ The data is reduced to min/max per terminal column before plotext sees it (plote
 from __future__ import annotations
 
 import math
-from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import plotext as plt
 from rich.text import Text
@@ -85,6 +84,7 @@ def render_chart(
     fig.clear()
     fig.theme("simple")
     fig.plot_size(width, height)
+    add = _adder(fig)
     # Reduce every series first, then scale (`robust_range`), then draw clamped to the scale.
     jobs = chart_lines(traces, plot_columns, name=name, options=options, points=points)
 
@@ -93,18 +93,16 @@ def render_chart(
         in its own pixel; along: the mean line (a band's), not the min/max zigzag."""
         b, pixel = job.buckets, plt.pixel(foreground=colour(job.colour))
         if len(b.env_x) == 1:  # one point (a single memory report): a marker, not an invisible dot
-            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", pixel)))
+            add(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", pixel)))
         elif job.edge is not None:
-            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", _edge_pixel(job))).lines())
+            add(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", _edge_pixel(job))).lines())
         elif job.smooth or job.envelope or job.along:
             if job.envelope:
-                fig.draw(
-                    fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines()
-                )
+                add(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
             line = ema(b.mean_y, options.smoothing, b.counts) if job.smooth else b.mean_y
-            fig.draw(fig.signal(b.mean_x, line, marker=plt.marker("braille", pixel)).lines())
+            add(fig.signal(b.mean_x, line, marker=plt.marker("braille", pixel)).lines())
         else:
-            fig.draw(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", pixel)).lines())
+            add(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", pixel)).lines())
 
     scale = robust_range([(job.buckets.env_x, job.buckets.env_y) for job in jobs])
     if scale is None:
@@ -120,12 +118,12 @@ def render_chart(
         for above, at, arrow in ((True, y_hi, "▲"), (False, y_lo, "▼")):
             off_xs = [o.x for o in scale.outliers if o.above is above]
             if off_xs:
-                fig.draw(fig.signal(off_xs, [at] * len(off_xs), marker=plt.marker(arrow, plt.pixel(foreground=MARK))))
+                add(fig.signal(off_xs, [at] * len(off_xs), marker=plt.marker(arrow, plt.pixel(foreground=MARK))))
         if off_scale is not None:
             real = (lambda v: 10**v) if options.log_y else (lambda v: v)
             off_scale.extend(Outlier(o.x, real(o.y), o.above) for o in scale.outliers)
     if marks:
-        fig.draw(fig.signal(marks, [y_lo] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
+        add(fig.signal(marks, [y_lo] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
     if y_hi - y_lo <= abs(y_lo) * 1e-9:  # a constant series (to rounding): centre it, one tick at its value
         pad = 0.5 if options.log_y else (abs(y_lo) * 0.1 or 1.0)
         fig.ruler(1).lim(y_lo - pad, y_hi + pad)
@@ -137,7 +135,7 @@ def render_chart(
             ys = nice_ticks(y_lo, y_hi, 4)
             if ys:
                 fig.ruler(1).ticks(ys, [short_num(10**t) for t in ys])
-    lo, hi = x_bounds(traces)
+    lo, hi = x_bounds(traces, jobs, marks)
     if hi <= lo:  # a single step: plotext would invent a 0..1 range with odd labels
         pad = max(1.0, abs(lo) * 0.05)
         fig.ruler(0).lim(lo - pad, hi + pad)
@@ -151,22 +149,35 @@ def render_chart(
     return sgr_text(fig.build().string().rstrip("\n"))
 
 
-def x_bounds(traces: Sequence[Trace]) -> tuple[float, float]:
-    """The lowest and highest x of the traces that have points. Ranks that log the same steps
-    share one x array: each distinct array is scanned once (256 per-rank files: one scan)."""
-    seen: set[bytes] = set()
-    scanned = []
-    several = len(traces) > 1  # (one trace: no copy of its array to compare)
-    for t in traces:
-        if not len(t.xs):
-            continue
-        if several and isinstance(t.xs, array):
-            key = t.xs.tobytes()
-            if key in seen:
-                continue
-            seen.add(key)
-        scanned.append(t.xs)
-    return min(min(xs) for xs in scanned), max(max(xs) for xs in scanned)
+def x_bounds(
+    traces: Sequence[Trace], jobs: Sequence[Line], marks: Sequence[float] | None = None
+) -> tuple[float, float]:
+    """The lowest and highest x of the traces, from each trace's ends and the reduced points
+    drawn (each column's min/max and mean): no pass over a million steps per redraw. Exact for
+    the usual trace (steps that only grow, as each attempt's do) and for one that fits the
+    columns (every point drawn); else the span of what is drawn, which is the axis plotext lays."""
+    ends = [x for t in traces if len(t.xs) for x in (t.xs[0], t.xs[-1]) if not math.isnan(x)]
+    lo, hi = min(ends, default=math.inf), max(ends, default=-math.inf)
+    for job in jobs:
+        b = job.buckets
+        for xs in (b.env_x, b.mean_x):
+            if xs:
+                lo, hi = min(lo, min(xs)), max(hi, max(xs))
+    if marks:
+        lo, hi = min(lo, min(marks)), max(hi, max(marks))
+    return lo, hi
+
+
+def _adder(fig: Any) -> Callable[[Any], None]:
+    """How a signal joins the figure. `fig.draw` also walks the signal's points in Python for
+    the colour cycler (a tenth of a redraw), which only serves signals drawn without a colour:
+    every signal here has one, so it is added to the figure's signals directly when plotext
+    still keeps them there (`test_chart` checks both ways draw the same)."""
+    signals = getattr(fig, "_signals", None)
+    direct = getattr(signals, "_add", None)
+    if direct is None:
+        return fig.draw  # type: ignore[no-any-return]
+    return direct  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -211,7 +222,7 @@ def chart_lines(
             add(Line(Buckets(band.xs, band.mean, band.xs, band.mean, band.counts), i, smooth, along=True))
 
     def reduced(trace: Trace) -> Buckets:
-        return downsample(trace.xs, trace.ys, columns, positive_only=options.log_y)
+        return downsample(trace.xs, trace.ys, columns, positive_only=options.log_y, means=smooth)
 
     if len(traces) > MAX_RANK_LINES and not _runs(traces):  # every rank in one band, the outermost on their own
         add_band(traces, 0, "grey", points)
