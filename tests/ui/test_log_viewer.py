@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from _ui_helpers import frozen, wait_for
 from conftest import seed
 from textual.pilot import Pilot
@@ -78,6 +79,34 @@ async def test_home_shows_line_1_of_the_file_and_paging_reads_on() -> None:
         await pilot.press("G")
         assert await wait_for(pilot, lambda: visible(app)[-1].lstrip().startswith("33088 │"))
         assert "following" in status(app)
+
+
+async def test_a_page_key_moves_the_view_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PageDown/PageUp and the arrows move the view at once, as in `less`: no scroll animation
+    (a dozen redraws of the whole view per key, and held PageDown lagging behind the key)."""
+    app = app_on("004")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await open_log(app, pilot)
+        await pilot.press("home")
+        assert await wait_for(pilot, lambda: top_no(app) == 1)
+        log = app.query_one(LogView)
+        animated: list[str] = []
+        real = app.animator.animate
+
+        def spy(obj: object, attribute: str, *args: object, **kwargs: object) -> None:
+            if obj is log:
+                animated.append(attribute)
+            real(obj, attribute, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(app.animator, "animate", spy)
+        page = log.scrollable_content_region.height
+        await pilot.press("pagedown")
+        assert top_no(app) == 1 + page
+        await pilot.press("down", "down")
+        assert top_no(app) == 3 + page
+        await pilot.press("up", "pageup")
+        assert top_no(app) == 2
+        assert animated == []
 
 
 async def test_search_finds_every_match_in_the_file_and_n_walks_them() -> None:

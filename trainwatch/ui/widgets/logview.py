@@ -10,6 +10,7 @@ from rich.highlighter import Highlighter
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.strip import Strip
 from textual.widgets import Log
 
@@ -54,7 +55,10 @@ class MatchHighlighter(Highlighter):
 
 
 class LogView(Log):
-    """A `Log` whose lines show the search matches; `current` is the index of the current match's line."""
+    """A `Log` whose lines show the search matches; `current` is the index of the current match's line.
+
+    Keys move it at once, as in `less`: Textual animates a page over a quarter second, which
+    redraws the whole view a dozen times and makes held PageDown lag behind the key."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(highlight=True, **kwargs)  # type: ignore[arg-type]
@@ -73,3 +77,23 @@ class LogView(Log):
         if self.current is not None and self.scroll_offset.y + y == self.current:
             return Strip(Segment.apply_style(list(strip), post_style=CURRENT_LINE_STYLE), strip.cell_length)
         return strip
+
+    def action_page_down(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_down(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_down(animate=False)
+
+    def action_scroll_up(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_up(animate=False)
