@@ -299,3 +299,30 @@ def test_events_are_bounded_but_counted() -> None:
     store.add_many(Event(LOG, 0, i, None, i, "overflow", "warning", "OVERFLOW!") for i in range(n))
     assert len(store.events) == MAX_EVENTS and store.events[0].step == 100
     assert store.event_counts["overflow"] == n
+
+
+# ------------------------------------------------------------------ per-name index
+def test_the_per_name_index_finds_what_a_scan_of_every_series_finds() -> None:
+    """Charts and findings ask for one metric (or phase) of every rank several times a second:
+    the store answers from an index kept as series appear, the same series, in the same order,
+    as a scan of all of them (seeds 002 and 004: metrics and phases)."""
+    from conftest import seed
+
+    from trainwatch.pipeline import Pipeline
+
+    for name in ("002", "004"):
+        pipeline = Pipeline([str(seed(name))])
+        pipeline.read_to_end()
+        store = pipeline.store
+        kinds = {k.kind for k in store.series}
+        assert "metric" in kinds and (name != "004" or "phase" in kinds)
+        for kind in kinds:
+            names = sorted({k.name for k in store.series if k.kind == kind})
+            assert store.metric_names(kind) == names
+            assert store.owners(kind) == {k.owner for k in store.series if k.kind == kind}
+            for metric in names:
+                scan = [(k, s) for k, s in store.series.items() if k.kind == kind and k.name == metric]
+                assert [(k, id(s)) for k, s in store.series_named(metric, kind)] == [(k, id(s)) for k, s in scan]
+                assert store.series_for(metric, kind) == {k.owner: s for k, s in scan}
+        assert store.owners() == {k.owner for k in store.series}
+        assert store.series_for("loss")

@@ -50,8 +50,7 @@ def _near(steps: list[float], values: list[float], at: float) -> float:
 def eval_figures(store: Store) -> EvalFigures | None:
     """The validation figures of the stream with the most evaluations; None without two of them."""
     with store.lock:
-        evals = {k.owner: s for k, s in store.series.items() if k.kind == "metric" and k.name == "eval_loss"}
-        evals = {k: s for k, s in evals.items() if not superseded(store, k) and len(s) >= 2}
+        evals = {k: s for k, s in store.series_for("eval_loss").items() if not superseded(store, k) and len(s) >= 2}
         if not evals:
             return None
         key, series = max(evals.items(), key=lambda kv: len(kv[1]))

@@ -69,8 +69,8 @@ class Spread:
 
 def _per_rank(store: Store, kind: str, name: str) -> dict[Who, list[float]]:
     out: dict[Who, list[float]] = {}
-    for key, series in store.series.items():
-        if key.kind != kind or key.name != name or key.rank is None or superseded(store, key.owner):
+    for key, series in store.series_for(name, kind).items():
+        if key.rank is None or superseded(store, key):
             continue
         values = recent_values(series, 256)
         if len(values) < MIN_POINTS:

@@ -55,8 +55,7 @@ def step_seconds(store: Store, key: RankKey) -> float:
 
 
 def _keys(store: Store) -> list[RankKey]:
-    keys = {k.owner for k in store.series}
-    return sorted(keys, key=key_order)
+    return sorted(store.owners(), key=key_order)
 
 
 def phase_shares(store: Store) -> dict[str, float]:
@@ -232,6 +231,4 @@ def phase_trend(store: Store, key: RankKey, buckets: int) -> tuple[list[str], li
 
 def phase_keys(store: Store) -> list[RankKey]:
     """Every (source, rank) with per-phase timings, in rank order."""
-    with store.lock:
-        keys = {k.owner for k in store.series if k.kind == "phase"}
-    return sorted(keys, key=key_order)
+    return sorted(store.owners("phase"), key=key_order)

@@ -246,6 +246,9 @@ class Store:
         self.attempt_span: dict[tuple[int, RankKey], tuple[int, int]] = {}
         self.records_added = 0
         self._by_owner: dict[tuple[str, int | None, str, str | None], dict[str, Series]] = {}
+        # (kind, name) -> every rank's series of it, in the order they appeared: a chart asks
+        # for one metric of 256 ranks several times a second, not for a scan of every series.
+        self._by_name: dict[tuple[str, str], dict[SeriesKey, Series]] = {}
         self._derived: dict[str, tuple[int, object]] = {}
 
     # ------------------------------------------------------------------ write
@@ -299,6 +302,7 @@ class Store:
         s = self.series.get(key)
         if s is None:
             s = self.series[key] = Series(self.capacity)
+            self._by_name.setdefault((key.kind, key.name), {})[key] = s
         return s
 
     def _named(self, source: str, rank: int | None, kind: str, host: str | None = None) -> dict[str, Series]:
@@ -532,7 +536,7 @@ class Store:
 
     def metric_names(self, kind: str = "metric") -> list[str]:
         with self.lock:
-            return sorted({k.name for k in self.series if k.kind == kind})
+            return sorted(name for k, name in self._by_name if k == kind)
 
     def get_series(
         self, source: str, rank: int | None, name: str, kind: str = "metric", host: str | None = None
@@ -545,9 +549,20 @@ class Store:
         with self.lock:
             return list(self._by_owner.get((owner.source, owner.rank, kind, owner.host), ()))
 
+    def owners(self, kind: str | None = None) -> set[RankKey]:
+        """Every (source, rank, host) with a series (of `kind`), from the per-owner index."""
+        with self.lock:
+            return {RankKey(src, rank, host) for src, rank, k, host in self._by_owner if kind is None or k == kind}
+
     def series_for(self, name: str, kind: str = "metric") -> dict[RankKey, Series]:
         with self.lock:
-            return {k.owner: s for k, s in self.series.items() if k.kind == kind and k.name == name}
+            return {k.owner: s for k, s in self._by_name.get((kind, name), {}).items()}
+
+    def series_named(self, name: str, kind: str = "metric") -> list[tuple[SeriesKey, Series]]:
+        """Every rank's series of one metric (or phase), in the order they appeared: what a
+        diagnosis looks at, without a scan of every series (256 ranks x their phases)."""
+        with self.lock:
+            return list(self._by_name.get((kind, name), {}).items())
 
 
 def _by_row(

@@ -100,9 +100,7 @@ def loss_spikes(store: Store, memo: SpikeMemo | None = None) -> Finding | None:
     spikes: list[tuple[float, int | None, float, float, float]] = []  # z, rank, step, value, baseline
     keys: list[RankKey] = []
     seen: dict[SeriesKey, tuple[list[float], list[float], list[Verdict]]] = {}
-    for key, series in store.series.items():
-        if key.kind != "metric" or key.name != "loss":
-            continue
+    for key, series in store.series_named("loss"):
         steps, values = recent(series, RECENT + SPIKE_WINDOW)
         verdicts = _spike_verdicts(steps, values, memo.last.get(key) if memo is not None else None)
         seen[key] = (steps, values, verdicts)
@@ -136,8 +134,8 @@ def loss_spikes(store: Store, memo: SpikeMemo | None = None) -> Finding | None:
 def _skipped_share(store: Store) -> tuple[int, int] | None:
     """(skipped, steps) from DeepSpeed's cumulative `step=N, skipped=K` when far beyond calibration."""
     worst: tuple[int, int] | None = None
-    for key, series in store.series.items():
-        if key.kind != "metric" or key.name != "skipped" or not len(series):
+    for _key, series in store.series_named("skipped"):
+        if not len(series):
             continue
         skipped, step = series.values[-1], series.steps[-1]
         if not (math.isfinite(skipped) and step > 0):
@@ -158,8 +156,8 @@ def overflow_storm(store: Store, index: EventIndex, last_step: int | None) -> Fi
             if e.step is not None and e.step > last_step - STORM_STEPS:
                 recent_overflows.append(e)
     low_scale: tuple[RankKey, float, float] | None = None
-    for key, series in store.series.items():
-        if key.kind == "metric" and key.name == "loss_scale" and len(series) > 1:
+    for key, series in store.series_named("loss_scale"):
+        if len(series) > 1:
             first, last = series.values[0], series.values[-1]
             if last <= SCALE_FLOOR < first:
                 low_scale = (key.owner, first, last)

@@ -109,9 +109,8 @@ def comm_finding(store: Store) -> Finding | None:
 
 def slowdown_finding(store: Store) -> Finding | None:
     hits: list[tuple[float, RankKey, float, float, float, float]] = []
-    for key, series in store.series.items():
-        if key.kind != "metric" or key.name not in ("step_time_s", "samples_per_s", "tokens_per_s"):
-            continue
+    named = [ks for name in ("step_time_s", "samples_per_s", "tokens_per_s") for ks in store.series_named(name)]
+    for key, series in named:
         n = len(series)
         if n < SLOWDOWN_MIN_POINTS:
             continue
@@ -146,22 +145,19 @@ def slowdown_finding(store: Store) -> Finding | None:
 
 
 def memory_finding(store: Store) -> Finding | None:
-    for key, series in store.series.items():
-        if key.kind == "metric" and key.name == "mem_pct":
-            _steps, values = recent(series, 64)
-            if values and median(values) >= MEM_PCT_HIGH:
-                rank = (key.rank,) if key.rank is not None else ()
-                message = f"device memory is at {median(values):.0f}% of the GPU" + (
-                    f" on rank {key.rank}" if key.rank is not None else ""
-                )
-                remedy = (
-                    "the next longer batch may run out of memory: reduce the micro-batch size, enable activation "
-                    "checkpointing, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
-                )
-                return Finding("memory_pressure", "warning", rank, (), message, remedy)
-    for key, series in store.series.items():
-        if key.kind != "metric" or key.name != "mem_gib":
-            continue
+    for key, series in store.series_named("mem_pct"):
+        _steps, values = recent(series, 64)
+        if values and median(values) >= MEM_PCT_HIGH:
+            rank = (key.rank,) if key.rank is not None else ()
+            message = f"device memory is at {median(values):.0f}% of the GPU" + (
+                f" on rank {key.rank}" if key.rank is not None else ""
+            )
+            remedy = (
+                "the next longer batch may run out of memory: reduce the micro-batch size, enable activation "
+                "checkpointing, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+            )
+            return Finding("memory_pressure", "warning", rank, (), message, remedy)
+    for key, series in store.series_named("mem_gib"):
         epochs = store.series.get(key._replace(kind="metric", name="epoch"))
         if epochs is None or len(epochs) < MEM_EPOCHS:
             continue

@@ -128,4 +128,4 @@ def chart_version(store: Store, name: str) -> int:
     """Changes whenever a point is added to any series drawn on this metric's chart."""
     names = (name, *OVERLAID.get(name, ()))
     with store.lock:
-        return sum(s.count for k, s in store.series.items() if k.name in names and k.kind == "metric")
+        return sum(s.count for n in names for _k, s in store.series_named(n))

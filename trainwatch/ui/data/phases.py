@@ -21,7 +21,7 @@ class PhaseRow:
 def phase_rows(store: Store, window: int = 20) -> list[PhaseRow]:
     """Per rank: median seconds per phase of the step's partition over its last `window` records."""
     with store.lock:
-        keys = sorted({k.owner for k in store.series if k.kind == "phase"}, key=key_order)
+        keys = sorted(store.owners("phase"), key=key_order)
         hosts = many_hosts(keys)
         many = needs_source(keys, hosts)
         rows = []
