@@ -171,6 +171,18 @@ async def test_event_enter_jumps_to_log_line(tmp_path: Path) -> None:
         assert pane.following
 
 
+async def test_a_store_change_while_quitting_is_ignored() -> None:
+    """The store's poll timer and a StoreChanged message can still arrive after the screens are
+    gone (seen under load in CI): quitting then must not end in a traceback."""
+    app = frozen_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+    assert not app.screen_stack
+    app.store.touch()
+    app._poll_store()
+    app._store_changed()
+
+
 async def test_events_table_enter_on_transcribed_events() -> None:
     app = frozen_app()
     async with app.run_test(size=(160, 45)) as pilot:

@@ -146,12 +146,15 @@ class TrainwatchApp(App[None]):
             self.post_message(StoreChanged(self.store.version))
 
     def _poll_store(self) -> None:
+        if not self.screen_stack:  # quitting: the screens are gone before the timers stop
+            return
         if self.store.version != self.dashboard.scheduler.numbers_version:
             self.dashboard.request_redraw()
 
     @on(StoreChanged)
     def _store_changed(self) -> None:
-        self.dashboard.request_redraw()
+        if self.screen_stack:  # (a message that arrives while quitting)
+            self.dashboard.request_redraw()
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
