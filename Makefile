@@ -32,8 +32,11 @@ test-deps:
 	else echo "make: no Chromium for tests/web: apt-get install chromium, or set TRAINWATCH_CHROMIUM" >&2; fi
 
 # The lint runs first: a layer crossed, a type error or an unformatted file fails CI (.ci/run runs `make test`).
+# The whole suite in two runs: the quick tests on two workers, then the slow ones (pty, browser, real processes,
+# timing, bench-sized inputs) one at a time, so that no timing test shares the two cores with another test.
 test: $(STAMP) $(WRITERS) test-deps lint
-	TRAINWATCH_NEED_WRITERS=1 $(BIN)/python -m pytest -q
+	TRAINWATCH_NEED_WRITERS=1 $(BIN)/python -m pytest -q -m "not slow" -n 2
+	TRAINWATCH_NEED_WRITERS=1 $(BIN)/python -m pytest -q -m slow
 
 # The loop while working: no slow test (pty, browser, real processes, bench-sized inputs), on two workers.
 test-fast: $(STAMP)
