@@ -111,6 +111,10 @@ def find_bar(text: str, *, open_total: bool = False) -> Bar | None:
     )
 
 
+# A bar somewhere before a message glued after it (`... 500/500 [06:52<00:00]Model weights saved`).
+# Not from inside a number: `\d+/\d+` tried from every digit of a long digit run backtracks through
+# the whole run each time (a damaged line of 5,000-digit numbers took a second per search).
+BAR_BEFORE = re.compile(r"(?<!\d)\d+/\d+ \[[^\]]*\]")
 _BLANKS = re.compile(r"^(?:\s|\^M)+")  # spaces and a literal `^M` that a pasted log carries
 _RATE_END = ("it]", "it/s", "s/it", "/s]")
 

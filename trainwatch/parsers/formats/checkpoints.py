@@ -12,6 +12,7 @@ from typing import Any
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter
+from trainwatch.parsers.formats._tqdm import BAR_BEFORE
 
 _CKPT_PATTERNS = (
     # HF Trainer: `Saving model checkpoint to output/run/checkpoint-200`
@@ -52,7 +53,6 @@ _CKPT_PATTERNS = (
         r"\b(?:[Cc]heckpoint|[Mm]odel|[Ww]eights|ckpt|[Ss]napshot)s?\s+(?:was\s+|is\s+|are\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
     ),
 )
-_BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")
 # `Iter 100: Saved adapter weights to ...`: the step the save belongs to, where the line says it.
 _CKPT_STEP = re.compile(r"^\s*(?:Iter|Iteration|Step|iter|iteration|step)\s*:?\s*(\d{1,18})\b")
 _MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d{1,18}(?!\d)) to ")
@@ -100,5 +100,5 @@ class Checkpoints:
             out.event("checkpoint", "info", body, data, line=line.no, step=int(at.group(1)) if at else None)
             # A message glued after a progress bar (`...| 500/500 [06:52<00:00]Model weights saved in`):
             # the bar before it is still offered to the formats that read bars.
-            return not _BAR_BEFORE.search(body, 0, m.start())
+            return not BAR_BEFORE.search(body, 0, m.start())
         return False

@@ -15,6 +15,7 @@ import re
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
+from trainwatch.parsers.formats._tqdm import BAR_BEFORE
 from trainwatch.parsers.formats.checkpoints import Checkpoints
 from trainwatch.parsers.formats.failures import Failures
 from trainwatch.parsers.formats.finished import FinishMarkers
@@ -67,7 +68,6 @@ def _prefiltered(body: str) -> bool:
 
 
 # Text a traceback header can be glued to: a progress bar (read by the bar formats), a `^C` echo.
-_BAR_BEFORE = re.compile(r"\d+/\d+ \[[^\]]*\]")
 
 
 class EventsParser(Parser):
@@ -218,7 +218,7 @@ class EventsParser(Parser):
         if at < 0 or body[at + len(TB_START) :].strip():
             return False  # the words inside a message, not a header
         self._tracebacks.start(key, line.no, line_time(body), severity)
-        return not _BAR_BEFORE.search(body, 0, at)  # the bar before it is still offered to the bar formats
+        return not BAR_BEFORE.search(body, 0, at)  # the bar before it is still offered to the bar formats
 
     def _single(self, body: str, text: str, line: Line, out: Emitter, rank: int | None) -> bool:
         if self._failures.line(body, line, out, rank):
