@@ -12,8 +12,9 @@ Figures (all measured in this run, on this machine):
 1b. formats read line by line (no bulk shapes): a custom loop's progress lines and the HF Trainer's
    dicts, BENCH_FORMAT_MB (default 20) MB each (tests/bench/make_format_logs.py): `trainwatch
    summary --json` wall time, lines/s, CPU and peak RSS, next to `grep -c ''` of the same file.
-1c. hostile lines: every real line of the hostile corpus with each number 3,000 digits long, through
-   every parser: the mean and the worst cost per character (a backtracking regex costs the square).
+1c. hostile lines: every real line of the hostile corpus with each number 3,000 digits long, then each
+   run of whitespace 3,000x, through every parser: the mean and the worst cost per character (a
+   regex backtracking through a long run costs its square).
 2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
    with a file growing 1000 lines/s, with inotify and with polling; then the real dashboard in a
    160x45 pseudo-terminal (tests/bench/dashboard.py): append-to-screen latency, its CPU on an idle
@@ -203,39 +204,44 @@ def python_floor(path: Path) -> dict[str, float]:
 
 def hostile() -> None:
     """Damaged lines cost time in proportion to their length: every real line of the hostile
-    corpus (tests/hostile/_hostile_corpus.py) with each number made 3,000 digits long, through
-    every parser. A regex that backtracks through a digit run from each of its digits costs the
-    square of the run instead (`\\d+/\\d+ \\[` did: a second per 35 KB line)."""
+    corpus (tests/hostile/_hostile_corpus.py) with each number made 3,000 digits long, then with
+    each run of whitespace 3,000 times longer, through every parser. A regex that backtracks
+    through such a run from each of its characters costs the square of the run instead
+    (`\\d+/\\d+ \\[` did, a second per 35 KB line; torchtitan's `\\]\\s+...\\s-\\sstep:` took seconds)."""
     sys.path.insert(0, str(ROOT / "hostile"))
     import re
 
     from _hostile_corpus import corpus, run_lines
 
-    print("\n1c. hostile lines: every corpus line with its numbers 3,000 digits long, through every parser")
+    print("\n1c. hostile lines: every corpus line, its numbers 3,000 digits long / its spaces 3,000x, every parser")
     lines = corpus()
     run_lines([lines[0]])  # (first use: patterns compiled)
-    number = re.compile(r"\d+")
-    worst: tuple[float, float, str] = (0.0, 0.0, "")
-    total = chars = 0.0
-    for text in lines:
-        damaged = number.sub(lambda m: (m.group() * 3000)[:3000], text)
-        if len(damaged) > 60_000 or damaged == text:
-            continue
-        t0 = time.perf_counter()
-        run_lines([damaged])
-        took = time.perf_counter() - t0
-        total += took
-        chars += len(damaged)
-        if took / len(damaged) > worst[0]:
-            worst = (took / len(damaged), took, text)
-    row("mean cost per character", 1e6 * total / chars, "us", None)
-    row(
-        "worst line, cost per character",
-        1e6 * worst[0],
-        "us",
-        15.0,
-        f"({1000 * worst[1]:.0f} ms: {worst[2][:60]!r})",
+    damages = (
+        ("numbers", re.compile(r"\d+"), lambda m: (m.group() * 3000)[:3000]),
+        ("spaces", re.compile(r"\s+"), lambda m: m.group() * 3000),
     )
+    for what, pattern, longer in damages:
+        worst: tuple[float, float, str] = (0.0, 0.0, "")
+        total = chars = 0.0
+        for text in lines:
+            damaged = pattern.sub(longer, text)
+            if len(damaged) > 80_000 or damaged == text:
+                continue
+            t0 = time.perf_counter()
+            run_lines([damaged])
+            took = time.perf_counter() - t0
+            total += took
+            chars += len(damaged)
+            if took / len(damaged) > worst[0]:
+                worst = (took / len(damaged), took, text)
+        row(f"{what}: mean cost per character", 1e6 * total / chars, "us", None)
+        row(
+            f"{what}: worst line, cost per character",
+            1e6 * worst[0],
+            "us",
+            15.0,
+            f"({1000 * worst[1]:.0f} ms: {worst[2][:50]!r})",
+        )
 
 
 def live(seconds: float) -> None:

@@ -15,7 +15,10 @@ from trainwatch.numbers import parse_mem_gib, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.timestamps import line_time
 
-_LINE = re.compile(r"^\[titan\]\s+(?P<time>\S+ \S+)?.*?\s-\sstep:\s*(?P<step>\d{1,18}(?!\d))\s+(?P<rest>.*)$")
+# `(?=(\s+))\1`: the spaces after `[titan]` taken whole, as a possessive `\s++` would (Python 3.10
+# has none): given back one by one, each retry scanned the rest of the line again (a line with a
+# few thousand spaces there and no `step:` took seconds).
+_LINE = re.compile(r"^\[titan\](?=(\s+))\1(?P<time>\S+ \S+)?.*?\s-\sstep:\s*(?P<step>\d{1,18}(?!\d))\s+(?P<rest>.*)$")
 _PAIR = re.compile(r"([A-Za-z_]+):\s*(\S+)")
 _MEM_PCT = re.compile(r"\(([0-9.]+)%\)")
 
