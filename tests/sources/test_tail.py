@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,7 @@ def test_rename_rotation_drains_the_old_file_the_writer_still_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tail_mod, "DRAIN_QUIET_S", 0.0)
+    monkeypatch.setattr(tail_mod, "PATH_CHECK_S", 0.0)  # (the path asked after every read)
     path = tmp_path / "out.log"
     writer = open(path, "ab", buffering=0)  # the job's stdout
     writer.write(b"a1\n")
@@ -122,7 +124,8 @@ def test_rename_rotation_drains_the_old_file_the_writer_still_holds(
     assert not t.draining and TailEvent(Ev.CLOSED, 0) in events
 
 
-def test_delete_and_recreate_finishes_old_then_reads_new(tmp_path: Path) -> None:
+def test_delete_and_recreate_finishes_old_then_reads_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tail_mod, "PATH_CHECK_S", 0.0)  # (the path asked after every read)
     path = tmp_path / "out.log"
     path.write_bytes(b"old 1\n")
     t = FileTail(str(path))
@@ -137,6 +140,44 @@ def test_delete_and_recreate_finishes_old_then_reads_new(tmp_path: Path) -> None
     streams, _ = collect(t)
     assert streams == {1: b"new 1\n"}
     assert t.rotations == 1
+
+
+def test_a_growing_file_asks_its_path_at_most_every_interval_and_a_quiet_one_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Appends are read without a `stat` of the path each time (256 files x 4 appends a second);
+    the path is asked again after PATH_CHECK_S, and at once by a read that found nothing new."""
+    path = tmp_path / "out.log"
+    path.write_bytes(b"old 1\n")
+    t = FileTail(str(path))
+    collect(t)
+    looked: list[str] = []
+    real = os.stat
+
+    def counted(p: object, *args: object, **kwargs: object) -> os.stat_result:
+        if p == str(path):
+            looked.append("path")
+        return real(p, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tail_mod.os, "stat", counted)
+    monkeypatch.setattr(tail_mod, "PATH_CHECK_S", 0.3)
+    with open(path, "ab", buffering=0) as writer:
+        for i in range(5):
+            writer.write(b"old %d\n" % (i + 2))
+            assert t.read().events == [TailEvent(Ev.DATA, 0, b"old %d\n" % (i + 2))]
+        assert looked.count("path") <= 1  # (the first append may be due)
+        os.rename(path, f"{path}.1")
+        path.write_bytes(b"new 1\n")
+        writer.write(b"old 7\n")
+        assert t.read().events == [TailEvent(Ev.DATA, 0, b"old 7\n")]  # not asked yet: still the old file
+        time.sleep(0.35)
+        writer.write(b"old 8\n")
+        got = t.read()  # the interval is over: the path names the new file
+    assert TailEvent(Ev.DATA, 0, b"old 8\n") in got.events and TailEvent(Ev.DATA, 1, b"new 1\n") in got.events
+    assert t.rotations == 1
+    path.unlink()
+    quiet = t.read()  # nothing new: the path is asked at once
+    assert any("deleted" in n for n in quiet.notes)
 
 
 def test_directory_or_fifo_at_path_is_not_read(tmp_path: Path) -> None:

@@ -37,6 +37,10 @@ HEAD_BYTES = 1024  # identity of a file's content: its first bytes (lnav hashes 
 READ_SLACK = 64 * 1024  # a read asks for the size `fstat` gave plus this
 ANCHOR_BYTES = 256  # the bytes just before the offset: must not change in an append-only log
 DRAIN_QUIET_S = 1.0  # an old stream is closed after this long without growth (once the new one has data)
+# A file that grew is not asked at each append whether its path now names another file (a
+# `stat` by path: 10 us of a 25 us read on overlayfs, 256 files x 4 appends a second), only this
+# often; a read that found nothing asks at once (a writer that rotated stops writing the old file).
+PATH_CHECK_S = 0.5
 MAX_DRAINING = 4
 MAX_COPIES = 9  # PATH.1 ... PATH.9 looked at after a copytruncate
 MAX_RECOVER_BYTES = 64 * 1024 * 1024
@@ -81,6 +85,7 @@ class _Handle:
         self.head = b""
         self.anchor = b""
         self.last_growth = time.monotonic()
+        self.path_checked = -PATH_CHECK_S  # (monotonic) when `_check_replaced` last looked
 
     def close(self) -> None:
         try:
@@ -263,6 +268,9 @@ class FileTail:
         if len(data) >= budget:
             result.at_eof = False
             return result
+        if data and handle.last_growth - handle.path_checked < PATH_CHECK_S:
+            return result
+        handle.path_checked = handle.last_growth if data else time.monotonic()
         self._check_replaced(handle, result, budget - len(data))
         return result
 
