@@ -13,7 +13,7 @@ Figures (all measured in this run, on this machine):
    dicts, BENCH_FORMAT_MB (default 20) MB each (tests/bench/make_format_logs.py): `trainwatch
    summary --json` wall time, lines/s, CPU and peak RSS, next to `grep -c ''` of the same file.
 1c. hostile lines: every real line of the hostile corpus with each number 3,000 digits long, then each
-   run of whitespace 3,000x, through every parser: the mean and the worst cost per character (a
+   run of whitespace 3,000x, then each run of dashes or dots 1,500x, through every parser: the mean and the worst cost per character (a
    regex backtracking through a long run costs its square).
 2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
    with a file growing 1000 lines/s, with inotify and with polling; then the real dashboard in a
@@ -205,20 +205,25 @@ def python_floor(path: Path) -> dict[str, float]:
 def hostile() -> None:
     """Damaged lines cost time in proportion to their length: every real line of the hostile
     corpus (tests/hostile/_hostile_corpus.py) with each number made 3,000 digits long, then with
-    each run of whitespace 3,000 times longer, through every parser. A regex that backtracks
+    each run of whitespace 3,000 times longer, then each run of dashes or dots 1,500 times, through
+    every parser. A regex that backtracks
     through such a run from each of its characters costs the square of the run instead
-    (`\\d+/\\d+ \\[` did, a second per 35 KB line; torchtitan's `\\]\\s+...\\s-\\sstep:` took seconds)."""
+    (`\\d+/\\d+ \\[` did, a second per 35 KB line; torchtitan's `\\]\\s+...\\s-\\sstep:` and the field
+    reader's prefix, from each dash of a run, took seconds)."""
     sys.path.insert(0, str(ROOT / "hostile"))
     import re
 
     from _hostile_corpus import corpus, run_lines
 
-    print("\n1c. hostile lines: every corpus line, its numbers 3,000 digits long / its spaces 3,000x, every parser")
+    print(
+        "\n1c. hostile lines: every corpus line, its numbers 3,000 digits long / its spaces 3,000x / its dashes 1,500x"
+    )
     lines = corpus()
     run_lines([lines[0]])  # (first use: patterns compiled)
     damages = (
         ("numbers", re.compile(r"\d+"), lambda m: (m.group() * 3000)[:3000]),
         ("spaces", re.compile(r"\s+"), lambda m: m.group() * 3000),
+        ("dashes, dots", re.compile(r"[.\-=_*#/]+"), lambda m: m.group() * 1500),
     )
     for what, pattern, longer in damages:
         worst: tuple[float, float, str] = (0.0, 0.0, "")

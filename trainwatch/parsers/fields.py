@@ -29,11 +29,11 @@ from trainwatch.names import BATCH_KEYS, COUNTER_KEYS, EPOCH_KEYS, STOP_WORDS, f
 from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 
 # The logging prefix, one part at a time: timestamps, levels, logger and file:line labels.
-# `(?=([...]*))\1`: the separators before a part taken whole, as a possessive `*+` would (Python
-# 3.10 has none). Given back one by one, every alternative was tried from each of them, and the
-# `.py` one reads a run of dashes as a path: a line of 3,000 dashes took seconds.
+# No part starts with a separator (a `.py` path not with `-` or `>`): the separators before a part,
+# given back one by one when no part follows them, fail at once. When the `.py` part could start
+# with a dash, it was tried from each dash of a run: a line of 3,000 dashes took seconds.
 _PREFIX_PART = re.compile(
-    r"""(?=([\s|\-:>\]]*))\1(?:
+    r"""[\s|\-:>\]]*(?:
         (?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL):[\w.<>-]+:(?=\w)  # INFO:tensorflow:loss = ...
       | \[[\w.:-]{1,24}\]:  # launcher labels: [0434:0]:, [default0]:
       | (?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
@@ -42,7 +42,7 @@ _PREFIX_PART = re.compile(
       | [IWEFD]\d{4}\s+\d{1,2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?
       | \[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\b[^\]]{0,80}\]:?
       | \[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\]?(?::[\w.<>-]*:)?
-      | \[?\(?[\w.<>/-]+\.py(?::\d+|\(\d+\))(?:\s+in\s+\w+)?\)?\]?
+      | \[?\(?[\w.</][\w.<>/-]*\.py(?::\d+|\(\d+\))(?:\s+in\s+\w+)?\)?\]?
       | \[?(?:rank|Rank|RANK)\s*\d+\]?:?
     )(?=[\s|\-:\]]|$))""",
     re.X,
