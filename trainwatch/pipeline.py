@@ -106,6 +106,7 @@ class Pipeline:
         # written 4 times a second: a read attempt of all 256 at each of ~30 wake-ups a second
         # was most of the CPU). `_read_all`: a wake-up from elsewhere (a stream's reader, stop).
         self._changed: set[str] = set()
+        self._path_events: set[str] = set()  # created, moved or deleted: maybe a new file at the path
         self._changed_lock = threading.Lock()
         self._read_all = True
         self._by_path: dict[str, str] = {}  # absolute path -> source name, of the files followed
@@ -286,6 +287,8 @@ class Pipeline:
         mode = feed.state.follow_mode if feed.is_stream else follow_mode(feed.spec.path, self.force_poll, inotify_ok)
         feed.state.set_follow_mode(mode)
         self.schedule.set_mode(feed.spec.name, mode)
+        if feed.tail is not None:  # the watcher tells of a new file at the path: no stat at each append
+            feed.tail.path_events = mode == "inotify"
 
     def _update_watch(self) -> None:
         if self._watcher is not None:
@@ -298,6 +301,10 @@ class Pipeline:
             self._patterns_watched = patterns_watched(self._patterns, self.force_poll)
             if self._watcher.set_dirs(flat, recursive) and self._patterns:
                 self._rediscover_now = True  # what appeared while the new watch was starting
+
+    def _on_path_event(self, paths: set[str]) -> None:
+        with self._changed_lock:
+            self._path_events |= paths
 
     def _on_change(self, paths: set[str]) -> None:
         by_path = self._by_path
@@ -317,6 +324,7 @@ class Pipeline:
         stream, or None (all of them) when a path is not one of ours or another thread woke us."""
         with self._changed_lock:
             changed, self._changed = self._changed, set()
+            path_events, self._path_events = self._path_events, set()
         read_all, self._read_all = self._read_all, False
         if self._by_path_of != len(self.readers):
             self._by_path = {
@@ -326,6 +334,10 @@ class Pipeline:
             }
             self._streams = {name for name, feed in self.readers.items() if feed.is_stream}
             self._by_path_of = len(self.readers)
+        for path in path_events:  # (this thread's: the tails are read here)
+            tail = self.readers[self._by_path[path]].tail if path in self._by_path else None
+            if tail is not None:
+                tail.path_changed()
         if read_all:
             return None
         names: set[str] = set()
@@ -503,7 +515,7 @@ class Pipeline:
     def _start_watching(self) -> None:
         self._following = True
         if not self.force_poll:
-            self._watcher = DirWatcher(self._on_change)
+            self._watcher = DirWatcher(self._on_change, on_path_event=self._on_path_event)
             self._update_watch()
             self._watcher.start()
         for feed in self.readers.values():

@@ -74,3 +74,15 @@ def test_sample_through_pipeline() -> None:
     assert got[-1].metrics["mfu_pct"] == 34.33
     assert events(records, "nan") == []
     assert pipeline.store.sources[str(path)].formats[0] == "torchtitan"
+
+
+def test_padded_and_stampless_lines_read_as_before_and_a_space_run_without_step_is_not_read() -> None:
+    """The spaces after `[titan]` are taken whole (no retry from each of them): a step line whose
+    ` - step:` starts inside them still reads, a long run of spaces without `step:` is no step."""
+    lines = [
+        "[titan]  - step: 5  loss:  2.0000",
+        "[titan]" + " " * 5000 + "- INFO - nothing here",
+        "[titan] 2025-06-16 22:30:50,322 -" + " " * 3000 + "- step: 6  loss:  1.5000",
+    ]
+    got = steps(feed(lines, [TorchTitanParser()]))
+    assert [(s.step, s.metrics["loss"]) for s in got] == [(5, 2.0), (6, 1.5)]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -101,7 +100,6 @@ def test_rename_rotation_drains_the_old_file_the_writer_still_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tail_mod, "DRAIN_QUIET_S", 0.0)
-    monkeypatch.setattr(tail_mod, "PATH_CHECK_S", 0.0)  # (the path asked after every read)
     path = tmp_path / "out.log"
     writer = open(path, "ab", buffering=0)  # the job's stdout
     writer.write(b"a1\n")
@@ -124,8 +122,7 @@ def test_rename_rotation_drains_the_old_file_the_writer_still_holds(
     assert not t.draining and TailEvent(Ev.CLOSED, 0) in events
 
 
-def test_delete_and_recreate_finishes_old_then_reads_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tail_mod, "PATH_CHECK_S", 0.0)  # (the path asked after every read)
+def test_delete_and_recreate_finishes_old_then_reads_new(tmp_path: Path) -> None:
     path = tmp_path / "out.log"
     path.write_bytes(b"old 1\n")
     t = FileTail(str(path))
@@ -142,14 +139,29 @@ def test_delete_and_recreate_finishes_old_then_reads_new(tmp_path: Path, monkeyp
     assert t.rotations == 1
 
 
-def test_a_growing_file_asks_its_path_at_most_every_interval_and_a_quiet_one_at_once(
+class _Clock:
+    """tail.py's `time`, stopped: the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_with_the_watchers_path_events_a_growing_file_asks_its_path_only_after_one_or_an_interval(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Appends are read without a `stat` of the path each time (256 files x 4 appends a second);
-    the path is asked again after PATH_CHECK_S, and at once by a read that found nothing new."""
+    """Under inotify (`path_events`), appends are read without a `stat` of the path each time
+    (256 files x 4 appends a second). The path is asked again after an event at it
+    (`path_changed`: the watcher saw a file created, moved or deleted there), after
+    PATH_CHECK_S, or at once by a read that found nothing new."""
+    clock = _Clock()
+    monkeypatch.setattr(tail_mod, "time", clock)
     path = tmp_path / "out.log"
-    path.write_bytes(b"old 1\n")
+    path.write_bytes(b"a1\n")
     t = FileTail(str(path))
+    t.path_events = True
     collect(t)
     looked: list[str] = []
     real = os.stat
@@ -160,24 +172,52 @@ def test_a_growing_file_asks_its_path_at_most_every_interval_and_a_quiet_one_at_
         return real(p, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(tail_mod.os, "stat", counted)
-    monkeypatch.setattr(tail_mod, "PATH_CHECK_S", 0.3)
-    with open(path, "ab", buffering=0) as writer:
-        for i in range(5):
-            writer.write(b"old %d\n" % (i + 2))
-            assert t.read().events == [TailEvent(Ev.DATA, 0, b"old %d\n" % (i + 2))]
-        assert looked.count("path") <= 1  # (the first append may be due)
-        os.rename(path, f"{path}.1")
-        path.write_bytes(b"new 1\n")
-        writer.write(b"old 7\n")
-        assert t.read().events == [TailEvent(Ev.DATA, 0, b"old 7\n")]  # not asked yet: still the old file
-        time.sleep(0.35)
-        writer.write(b"old 8\n")
-        got = t.read()  # the interval is over: the path names the new file
-    assert TailEvent(Ev.DATA, 0, b"old 8\n") in got.events and TailEvent(Ev.DATA, 1, b"new 1\n") in got.events
-    assert t.rotations == 1
+    with open(path, "ab", buffering=0) as writer:  # the job's stdout, kept through the renames
+        for i in range(2, 6):
+            clock.now += 0.01
+            writer.write(b"a%d\n" % i)
+            assert t.read().events == [TailEvent(Ev.DATA, 0, b"a%d\n" % i)]
+        assert looked == []
+        # Replaced twice while the old file still grows, each time told by the watcher: no file skipped.
+        for gen, name in ((1, b"b"), (2, b"c")):
+            os.rename(path, f"{path}.{gen}")
+            path.write_bytes(name + b"1\n")
+            writer.write(b"a%d\n" % (5 + gen))
+            t.path_changed()
+            clock.now += 0.01
+            got = t.read()
+            assert TailEvent(Ev.DATA, 0, b"a%d\n" % (5 + gen)) in got.events
+            assert TailEvent(Ev.DATA, gen, name + b"1\n") in got.events
+        assert t.rotations == 2
+    # Not told (an event lost): the file read now, still growing, is asked again after the interval.
+    with open(path, "ab", buffering=0) as writer:  # a writer of c
+        os.rename(path, f"{path}.3")
+        path.write_bytes(b"d1\n")
+        writer.write(b"c2\n")
+        clock.now += 0.01
+        assert t.read().events == [TailEvent(Ev.DATA, 2, b"c2\n")]
+        clock.now += tail_mod.PATH_CHECK_S
+        writer.write(b"c3\n")
+        got = t.read()
+    assert TailEvent(Ev.DATA, 2, b"c3\n") in got.events and TailEvent(Ev.DATA, 3, b"d1\n") in got.events
     path.unlink()
-    quiet = t.read()  # nothing new: the path is asked at once
-    assert any("deleted" in n for n in quiet.notes)
+    clock.now += 0.01
+    assert any("deleted" in n for n in t.read().notes)  # nothing new: the path is asked at once
+
+
+def test_without_path_events_the_path_is_asked_after_every_read(tmp_path: Path) -> None:
+    """Polling (a network filesystem, --poll, no inotify): no watcher tells of a new file at the
+    path, so a read that got data asks anyway, as before."""
+    path = tmp_path / "out.log"
+    path.write_bytes(b"a1\n")
+    t = FileTail(str(path))
+    collect(t)
+    with open(path, "ab", buffering=0) as writer:
+        os.rename(path, f"{path}.1")
+        path.write_bytes(b"b1\n")
+        writer.write(b"a2\n")
+        got = t.read()
+    assert TailEvent(Ev.DATA, 0, b"a2\n") in got.events and TailEvent(Ev.DATA, 1, b"b1\n") in got.events
 
 
 def test_directory_or_fifo_at_path_is_not_read(tmp_path: Path) -> None:

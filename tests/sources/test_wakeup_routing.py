@@ -4,6 +4,7 @@ work), and a round before the next safety poll that nothing woke does nothing.""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -112,3 +113,25 @@ def test_the_pipeline_maps_the_watchers_paths_to_its_sources(tmp_path: Path, mon
     pipeline._poke()  # woken by a stream's reader thread
     assert pipeline._woken_sources() is None
     assert pipeline._woken_sources() == set()  # (nothing reported since)
+
+
+def test_a_path_event_makes_that_sources_tail_ask_its_path_again(tmp_path: Path) -> None:
+    """Under inotify a growing file does not stat its path at every append; the watcher's path
+    event (a file created, moved or deleted there) reaches that source's tail before its read."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for r in range(2):
+        (logs / f"rank_{r}.log").write_text(f"step {r} loss 1.0\n")
+    pipeline = Pipeline([str(logs)])
+    tails = {os.path.basename(f.spec.path or ""): f.tail for f in pipeline.readers.values()}
+    for feed in pipeline.readers.values():
+        pipeline._set_mode(feed)
+        while feed.pump():
+            pass
+    assert all(t is not None and t.current is not None for t in tails.values())
+    before = {name: t.current.path_checked for name, t in tails.items()}  # type: ignore[union-attr]
+    pipeline._on_path_event({str(logs / "rank_1.log"), str(logs / "elsewhere.log")})
+    pipeline._on_change({str(logs / "rank_1.log")})
+    pipeline._woken_sources()
+    assert tails["rank_1.log"].current.path_checked == -math.inf  # type: ignore[union-attr]
+    assert tails["rank_0.log"].current.path_checked == before["rank_0.log"]  # type: ignore[union-attr]

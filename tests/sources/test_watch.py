@@ -64,3 +64,37 @@ def test_watcher_wakes_on_a_write_in_a_watched_directory_and_follows_replacement
         assert woke.wait(5)
     finally:
         watcher.stop()
+
+
+def test_watcher_tells_which_paths_had_a_file_created_moved_or_deleted(tmp_path: Path) -> None:
+    """A write is a change; a rename or a new file at a path is also a path event, which makes a
+    followed file there ask its path again (`FileTail.path_changed`) instead of waiting."""
+    changed: list[str] = []
+    events: list[str] = []
+    woke = threading.Event()
+
+    def on_change(paths: set[str]) -> None:
+        changed.extend(paths)
+        woke.set()
+
+    watcher = DirWatcher(on_change, on_path_event=events.extend)
+    log = tmp_path / "out.log"
+    log.write_bytes(b"x\n")
+    watcher.set_dirs([str(tmp_path)])
+    watcher.start()
+    try:
+        deadline = time.monotonic() + 10
+        with log.open("ab") as f:
+            while not woke.wait(0.05) and time.monotonic() < deadline:
+                f.write(b"x\n")
+                f.flush()
+        assert str(log) in changed and str(log) not in events  # writes only
+        woke.clear()
+        log.rename(tmp_path / "out.log.1")
+        log.write_bytes(b"y\n")
+        deadline = time.monotonic() + 10
+        while str(log) not in events and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert str(log) in events
+    finally:
+        watcher.stop()

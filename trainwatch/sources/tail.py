@@ -23,6 +23,7 @@ segment began (a relaunch) or the same run goes on (copytruncate, logrotate).
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import time
@@ -37,9 +38,10 @@ HEAD_BYTES = 1024  # identity of a file's content: its first bytes (lnav hashes 
 READ_SLACK = 64 * 1024  # a read asks for the size `fstat` gave plus this
 ANCHOR_BYTES = 256  # the bytes just before the offset: must not change in an append-only log
 DRAIN_QUIET_S = 1.0  # an old stream is closed after this long without growth (once the new one has data)
-# A file that grew is not asked at each append whether its path now names another file (a
-# `stat` by path: 10 us of a 25 us read on overlayfs, 256 files x 4 appends a second), only this
-# often; a read that found nothing asks at once (a writer that rotated stops writing the old file).
+# With `path_events` (the directory watcher reports each file created, moved or deleted at the
+# path: `path_changed`), a file that grew is not asked at each append whether its path now names
+# another file (a `stat` by path: 10 us of a 25 us read on overlayfs, 256 files x 4 appends a
+# second), only this often; a read that found nothing, or one after such an event, asks at once.
 PATH_CHECK_S = 0.5
 MAX_DRAINING = 4
 MAX_COPIES = 9  # PATH.1 ... PATH.9 looked at after a copytruncate
@@ -85,7 +87,7 @@ class _Handle:
         self.head = b""
         self.anchor = b""
         self.last_growth = time.monotonic()
-        self.path_checked = -PATH_CHECK_S  # (monotonic) when `_check_replaced` last looked
+        self.path_checked = self.last_growth  # when the path was last asked (it was just opened by it)
 
     def close(self) -> None:
         try:
@@ -180,6 +182,14 @@ class FileTail:
         self.missing_note = ""
         self._next_gen = 0
         self._deleted_noted = False
+        # Set while the directory watcher reports the path's events (`PATH_CHECK_S`); without
+        # it (polling, a network filesystem) the path is asked at the end of every read.
+        self.path_events = False
+
+    def path_changed(self) -> None:
+        """A file was created, moved or deleted at the path: the next read asks the path again."""
+        if self.current is not None:
+            self.current.path_checked = -math.inf
 
     # ---------------------------------------------------------------- views
     @property
@@ -268,7 +278,7 @@ class FileTail:
         if len(data) >= budget:
             result.at_eof = False
             return result
-        if data and handle.last_growth - handle.path_checked < PATH_CHECK_S:
+        if data and self.path_events and handle.last_growth - handle.path_checked < PATH_CHECK_S:
             return result
         handle.path_checked = handle.last_growth if data else time.monotonic()
         self._check_replaced(handle, result, budget - len(data))

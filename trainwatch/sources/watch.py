@@ -97,15 +97,23 @@ def is_network_fs(fstype: str) -> bool:
 
 
 class DirWatcher:
-    """Background inotify watch over directories; calls `on_change(paths)` on every batch.
+    """Background inotify watch over directories; calls `on_change(paths)` on every batch, and
+    first `on_path_event(paths)` with those that were created, moved or deleted (not only
+    written): a file followed at such a path may have been replaced (`FileTail.path_changed`).
 
     `set_dirs` may be called at any time (new sources, directories that appeared): the
     watch is restarted over the new set. If inotify cannot be used (limits, no support),
     `error` says why and the caller keeps polling.
     """
 
-    def __init__(self, on_change: Callable[[set[str]], None], latency_ms: int = 50) -> None:
+    def __init__(
+        self,
+        on_change: Callable[[set[str]], None],
+        latency_ms: int = 50,
+        on_path_event: Callable[[set[str]], None] | None = None,
+    ) -> None:
         self._on_change = on_change
+        self._on_path_event = on_path_event
         self._latency_ms = latency_ms
         self._dirs: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         self._lock = threading.Lock()
@@ -170,6 +178,7 @@ class DirWatcher:
         watch = watchfiles.watch  # type: ignore[attr-defined]
         watched = set(dirs)
         deleted = watchfiles.Change.deleted  # type: ignore[attr-defined]
+        modified = watchfiles.Change.modified  # type: ignore[attr-defined]
         try:
             for changes in watch(
                 *dirs,
@@ -192,6 +201,10 @@ class DirWatcher:
                     # starts a watch on the new one.
                     with self._lock:
                         self._dirs = (frozenset(), frozenset())
+                if self._on_path_event is not None:
+                    moved = {path for change, path in changes if change != modified}
+                    if moved:
+                        self._on_path_event(moved)
                 self._on_change(paths)
         except FileNotFoundError:
             # A watched directory vanished before the watch began: set_dirs will be called again.
