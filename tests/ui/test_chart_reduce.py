@@ -84,3 +84,23 @@ def test_signals_added_directly_draw_what_plotexts_draw_draws(name: str, monkeyp
     assert direct.plain == drawn.plain
     assert direct.spans == drawn.spans
     assert "▲" in direct.plain and "×" in direct.plain
+
+
+def test_overflow_marks_outside_the_drawn_steps_are_left_out() -> None:
+    """The loss-scale chart marks fp16 overflows: zoomed to the last steps (or after a relaunch
+    whose earlier attempt ran further), an overflow outside the steps drawn is not marked, and the
+    x axis is not stretched back to it."""
+    xs = array("d", (float(i) for i in range(900, 1001)))
+    ys = array("d", (4096.0 for _ in range(len(xs))))
+    traces = [Trace("0", xs, ys)]
+    assert chart.marks_in_view([50.0, 950.0, 1200.0], traces) == [950.0]
+    assert chart.marks_in_view(None, traces) is None
+    assert chart.marks_in_view([50.0], []) == [50.0]  # (nothing drawn: nothing to keep them to)
+    kept = chart.marks_in_view([50.0, 950.0], traces)
+    labels = render_chart(traces, 100, 12, name="loss_scale", options=ChartOptions(), marks=kept).plain.splitlines()[-1]
+    assert (
+        labels.split()[0] in ("900", "920")
+        and "×" in render_chart(traces, 100, 12, name="loss_scale", options=ChartOptions(), marks=kept).plain
+    )
+    stretched = render_chart(traces, 100, 12, name="loss_scale", options=ChartOptions(), marks=[50.0, 950.0])
+    assert stretched.plain.splitlines()[-1].split()[0] not in ("900", "920")  # what the filter prevents

@@ -415,7 +415,7 @@ class Chart(Widget):
             marks = None
         elif options.wall_time:
             x_label = "step (no timestamps in log)"
-        self._show(traces, options, marks, x_label)
+        self._show(traces, options, marks_in_view(marks, traces), x_label)
         return True
 
     def update_from_runs(self, runs: Sequence[tuple[str, Store]], options: ChartOptions, x_axis: str) -> bool:
@@ -523,6 +523,16 @@ def wall_axis(traces: list[Trace]) -> str:
     for t in [*traces, *(r for run in traces if isinstance(run, RunTrace) for r in run.ranks)]:
         t.xs = [(x - t0) / div for x in t.xs]  # type: ignore[assignment]
     return f"wall time ({unit})"
+
+
+def marks_in_view(marks: list[float] | None, traces: Sequence[Trace]) -> list[float] | None:
+    """The marks within the steps the traces span: an overflow of the zoomed-out part (`z`) or of
+    an earlier attempt that ran further is not drawn, and does not stretch the x axis to itself."""
+    ends = [x for t in traces if len(t.xs) for x in (t.xs[0], t.xs[-1])]
+    if not marks or not ends:
+        return marks
+    lo, hi = min(ends), max(ends)
+    return [m for m in marks if lo <= m <= hi]
 
 
 def overflow_steps(store: Store) -> list[float]:
