@@ -326,3 +326,13 @@ def test_the_per_name_index_finds_what_a_scan_of_every_series_finds() -> None:
                 assert store.series_for(metric, kind) == {k.owner: s for k, s in scan}
         assert store.owners() == {k.owner for k in store.series}
         assert store.series_for("loss")
+
+
+def test_an_owner_without_a_series_is_not_one_of_the_owners() -> None:
+    """A step record holding only `total_steps` (kept as the run's total, not as a series) makes
+    no series: its rank is not listed among the owners of series."""
+    store = Store()
+    store.add(Step(LOG, 3, 1, None, 1, {"total_steps": 100.0}))
+    store.add(step(1, rank=0))
+    assert store.owners() == {RankKey(LOG, 0)} == {k.owner for k in store.series}
+    assert store.total_steps == 100

@@ -552,7 +552,11 @@ class Store:
     def owners(self, kind: str | None = None) -> set[RankKey]:
         """Every (source, rank, host) with a series (of `kind`), from the per-owner index."""
         with self.lock:
-            return {RankKey(src, rank, host) for src, rank, k, host in self._by_owner if kind is None or k == kind}
+            return {
+                RankKey(src, rank, host)
+                for (src, rank, k, host), named in self._by_owner.items()
+                if named and (kind is None or k == kind)  # (a step of `total_steps` alone makes no series)
+            }
 
     def series_for(self, name: str, kind: str = "metric") -> dict[RankKey, Series]:
         with self.lock:
