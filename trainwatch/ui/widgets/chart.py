@@ -156,7 +156,7 @@ def x_bounds(
     drawn (each column's min/max and mean): no pass over a million steps per redraw. Exact for
     the usual trace (steps that only grow, as each attempt's do) and for one that fits the
     columns (every point drawn); else the span of what is drawn, which is the axis plotext lays."""
-    ends = [x for t in traces if len(t.xs) for x in (t.xs[0], t.xs[-1]) if not math.isnan(x)]
+    ends = _ends(traces)
     lo, hi = min(ends, default=math.inf), max(ends, default=-math.inf)
     for job in jobs:
         b = job.buckets
@@ -166,6 +166,11 @@ def x_bounds(
     if marks:
         lo, hi = min(lo, min(marks)), max(hi, max(marks))
     return lo, hi
+
+
+def _ends(traces: Sequence[Trace]) -> list[float]:
+    """Each trace's first and last x (steps only grow within an attempt: its span)."""
+    return [x for t in traces if len(t.xs) for x in (t.xs[0], t.xs[-1]) if not math.isnan(x)]
 
 
 def _adder(fig: Any) -> Callable[[Any], None]:
@@ -528,7 +533,7 @@ def wall_axis(traces: list[Trace]) -> str:
 def marks_in_view(marks: list[float] | None, traces: Sequence[Trace]) -> list[float] | None:
     """The marks within the steps the traces span: an overflow of the zoomed-out part (`z`) or of
     an earlier attempt that ran further is not drawn, and does not stretch the x axis to itself."""
-    ends = [x for t in traces if len(t.xs) for x in (t.xs[0], t.xs[-1])]
+    ends = _ends(traces)
     if not marks or not ends:
         return marks
     lo, hi = min(ends), max(ends)

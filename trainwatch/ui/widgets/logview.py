@@ -5,6 +5,7 @@ view, each line's source label styled (a style on the plain text: a label is nev
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rich.highlighter import Highlighter
 from rich.segment import Segment
@@ -78,22 +79,19 @@ class LogView(Log):
             return Strip(Segment.apply_style(list(strip), post_style=CURRENT_LINE_STYLE), strip.cell_length)
         return strip
 
-    def action_page_down(self) -> None:
+    def _at_once(self, scroll: Callable[..., object]) -> None:
         if not self.allow_vertical_scroll:
             raise SkipAction()
-        self.scroll_page_down(animate=False)
+        scroll(animate=False)
+
+    def action_page_down(self) -> None:
+        self._at_once(self.scroll_page_down)
 
     def action_page_up(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction()
-        self.scroll_page_up(animate=False)
+        self._at_once(self.scroll_page_up)
 
     def action_scroll_down(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction()
-        self.scroll_down(animate=False)
+        self._at_once(self.scroll_down)
 
     def action_scroll_up(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction()
-        self.scroll_up(animate=False)
+        self._at_once(self.scroll_up)
