@@ -308,3 +308,33 @@ def test_a_drawn_bar_is_one_shape_whatever_its_fill() -> None:
 def test_a_counter_in_parentheses_after_its_label() -> None:
     r = read_fields("Epoch... (39/116 | Loss: 0.18779703974723816)")  # diffusers' flax text-to-image script
     assert r is not None and (r.epoch, r.epoch_total) == (39, 116) and r.metrics == {"loss": 0.18779703974723816}
+
+
+def test_a_duration_in_parts_is_one_value_in_seconds() -> None:
+    # CatBoost's `remaining: 1m 10s`, humanized ETAs: before, `1m` was read as 1.0 and `10s` as a bare step time
+    reading = read_fields("0:\tlearn: 0.6569860\ttest: 0.6570642\ttotal: 70.1ms\tremaining: 1m 10s")
+    assert reading is not None
+    assert reading.metrics["remaining_s"] == 70.0
+    assert reading.metrics["total_s"] == pytest.approx(0.0701)
+    assert "step_time_s" not in reading.metrics
+    reading = read_fields("step 5 | loss 2.1 | eta: 2h 5m | elapsed 1h2m3.5s | ETA 3d 4h")
+    assert reading is not None
+    assert (reading.step, reading.metrics["loss"]) == (5, 2.1)
+    assert reading.metrics["eta_s"] == 2 * 3600 + 5 * 60
+    assert reading.metrics["elapsed_s"] == 3723.5
+    assert "step_time_s" not in reading.metrics
+
+
+@pytest.mark.parametrize(
+    ("line", "metrics"),
+    [
+        # smaller unit first: not one duration; read as before this reading of parts
+        ("step 5 loss 2.1 took 10s 1m", {"loss": 2.1, "step_time_s": 10.0}),
+        ("step 5 loss 2.1 time 1.5m 10s", {"loss": 2.1, "step_time_s": 1.5}),  # a fraction before the last part
+        ("step 5 loss 2.1 time 1.5s", {"loss": 2.1, "step_time_s": 1.5}),  # one part
+    ],
+)
+def test_what_is_not_a_duration_in_parts_reads_as_before(line: str, metrics: dict[str, float]) -> None:
+    reading = read_fields(line)
+    assert reading is not None
+    assert reading.metrics == metrics

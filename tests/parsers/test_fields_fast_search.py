@@ -199,3 +199,26 @@ def test_shapes_are_masked_as_with_the_whole_mask() -> None:
     ]
     for text in lines:
         assert fields.shape_of(text) == _shape_whole(text), text
+
+
+# `_VALUE` as it was before its leading lookahead (the first character a value can have).
+_VALUE_PLAIN = re.compile(fields._VALUE.pattern.removeprefix(r"(?=[-+.\dni])"), re.I)
+
+
+def _values(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], str]]:
+    return [(m.span("val"), m.group("val")) for m in pattern.finditer(text)]
+
+
+def test_the_value_lookahead_finds_every_value_the_plain_pattern_finds() -> None:
+    assert _VALUE_PLAIN.pattern != fields._VALUE.pattern
+    rng = random.Random(7)
+    lines = list(_log_lines(500))
+    # case folding: `İnf` and `ınf` are `inf` under re.I; other scripts' digits are `\d`
+    extra = [*_PIECES, "NaN", "INF", "İnf", "ınf", "nAn", "٣٤", "+", ".", "ſ", "K"]
+    lines += ["".join(rng.choice(extra) for _ in range(14)) for _ in range(4000)]
+    found = 0
+    for text in lines:
+        values = _values(fields._VALUE, text)
+        assert values == _values(_VALUE_PLAIN, text), text
+        found += len(values)
+    assert found > 50_000

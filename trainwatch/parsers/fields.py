@@ -47,13 +47,20 @@ _PREFIX_PART = re.compile(
     )(?=[\s|\-:\]]|$))""",
     re.X,
 )
-# A number, where it is not part of a word, a version, a date, a clock time or a path.
+# A number, where it is not part of a word, a version, a date, a clock time or a path. The
+# lookahead is the first character a value can have (under `re.I`, as the words are matched):
+# without it, the three lookbehinds were tried at every position of the line (a third more time).
 _VALUE = re.compile(
-    r"(?<![\w.])(?<![\d][:/\-,])(?<![:/\-.][\d])"
+    r"(?=[-+.\dni])(?<![\w.])(?<![\d][:/\-,])(?<![:/\-.][\d])"
     r"(?P<val>[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d])|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+"
     r"|[-+]?(?:nan|inf(?:inity)?)(?!\w))",
     re.I,
 )
+# A duration written in parts (`1m 10s`, `2h 5m`, `1h2m3.5s`, `3d 4h`): CatBoost's `remaining`, humanized
+# ETAs. One value in seconds; its `10s` is not a bare step time, its `1m` not a value of its own.
+_DURATION_PART = r"\d+(?:\.\d+)?[dhms](?![A-Za-z])"
+_COMPOUND_DURATION = re.compile(rf"{_DURATION_PART}(?: ?{_DURATION_PART}){{1,3}}(?![\w/.])")
+_PART_UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 # The rest of a `timedelta` printed with days: `27 days, 22:18:02`.
 _DAYS_CLOCK = re.compile(r" days?, \d{1,2}:\d{2}")
 # A unit written right after the value (`61.02ms`, `1.09s/it`, `512K`, `3.2GiB`, `14.2%`).
@@ -281,6 +288,23 @@ def _convert(key: str, raw: str, unit: str | None) -> tuple[str, float] | None:
         name = field_name(base, "")
         return (name, value * _SCALE[unit]) if name else None
     return None
+
+
+def compound_duration(text: str, at: int) -> tuple[float, int] | None:
+    """The seconds of a duration in parts starting at `at` and where it ends, or None: the parts
+    go from larger units to smaller ones (`1m 10s`, not `10s 1m`), only the last with a fraction."""
+    m = _COMPOUND_DURATION.match(text, at)
+    if m is None:
+        return None
+    seconds, last = 0.0, math.inf
+    parts = re.findall(r"(\d+(?:\.\d+)?)([dhms])", m.group(0))
+    for i, (number, unit) in enumerate(parts):
+        scale = _PART_UNITS[unit]
+        if scale >= last or ("." in number and i < len(parts) - 1):
+            return None
+        seconds += float(number) * scale
+        last = scale
+    return seconds, m.end()
 
 
 def read_group(m: re.Match[str] | None, group: str = "rest") -> Reading | None:
@@ -511,6 +535,16 @@ def read_fields(text: str) -> Reading | None:
             continue  # a date (`TIME: 2025-08-19 14:22:56`), not a value
         if text.startswith(" day", end) and _DAYS_CLOCK.match(text, end):
             continue  # the days of a duration (`eta: 27 days, 22:18:02`, Python's timedelta)
+        if text[end : end + 1] in _PART_UNITS:
+            parts = compound_duration(text, start)
+            if parts is not None:
+                seconds, parts_end = parts
+                counted_ends.append((start, parts_end))
+                label = label_of(text[max(cut, start - _KEY_WINDOW) : start])
+                got = _convert(label, repr(seconds), "s") if label is not None else None
+                if got is not None and _counter_kind(label) is None:  # (unlabelled: an ETA or a total, not read)
+                    metrics.setdefault(*got)
+                continue
         unit, _after = _unit_after(text, end)
         key = label_of(text[max(cut, start - _KEY_WINDOW) : start])
         if key is None:
