@@ -338,3 +338,16 @@ def test_what_is_not_a_duration_in_parts_reads_as_before(line: str, metrics: dic
     reading = read_fields(line)
     assert reading is not None
     assert reading.metrics == metrics
+
+
+def test_the_first_line_is_read_when_its_durations_print_other_units_later() -> None:
+    # CatBoost (issue 541): `remaining: 1m 10s` on the first line, `33s` after; `total: 70.1ms`, then `3.7s`
+    got = _steps(
+        [
+            "0:\tlearn: 0.6569860\ttest: 0.6570642\tbest: 0.6570642 (0)\ttotal: 70.1ms\tremaining: 1m 10s",
+            "100:\tlearn: 0.1697219\ttest: 0.1530068\tbest: 0.1530068 (100)\ttotal: 3.7s\tremaining: 33s",
+        ]
+    )
+    assert [step for step, _ in got] == [0, 100]
+    assert got[0][1]["remaining_s"] == 70.0
+    assert got[1][1]["total_s"] == 3.7

@@ -186,9 +186,15 @@ def prefix_end(text: str) -> int:
     return pos
 
 
+# A masked duration, whatever its units: a line printing `total: 70.1ms  remaining: 1m 10s`, then
+# `total: 3.7s  remaining: 33s` (CatBoost, humanized times) keeps its shape as the times grow.
+_SHAPE_DURATION = re.compile(r"#(?:ms|us|µs|ns|s|sec|secs|min|mins|m|h|hr|d)(?: ?#(?:ms|s|m|h))*(?![\w/])")
+
+
 def shape_of(text: str) -> str:
     """The text with values masked and spaces folded; the padding of a right-aligned value inside brackets
-    (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape."""
+    (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape, nor the units of a
+    duration (`#t`)."""
     if "[" in text:
         text = _GLYPH_BAR.sub("[~]", text)  # `[####      ]`, `[=====>....]`: a drawn bar, whatever its fill
     mask = _MASK
@@ -196,7 +202,7 @@ def shape_of(text: str) -> str:
         low = text.lower()
         if "nan" not in low and "inf" not in low:
             mask = _MASK_NUMBERS
-    shape = " ".join(mask.sub("#", text).split())
+    shape = _SHAPE_DURATION.sub("#t", " ".join(mask.sub("#", text).split()))
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 
