@@ -19,7 +19,7 @@ from score import excerpts, score_all, table  # noqa: E402
 sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 # The level reached when this was last raised (`make corpus`); raise it as the reader improves.
-MIN_FACTS_PCT = 93.5
+MIN_FACTS_PCT = 94.0
 MIN_EXCERPTS = 380
 MIN_FRAMEWORKS = 120
 

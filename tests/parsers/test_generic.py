@@ -70,6 +70,33 @@ def test_one_off_line_is_not_a_step() -> None:
     assert steps(feed(["iteration 0, loss: 2.86417818069458, time: 2833.053ms"], [GenericParser()])) == []
 
 
+def test_a_lone_report_against_its_total_is_a_step() -> None:
+    # kaldi-asr/kaldi issue 2847: steps/nnet3/chain/train.py reports its first iteration, then a
+    # sub-process aborts: the shape never prints again, and the report is what the run got to
+    lines = [
+        "2018-11-15 18:42:56,288 [steps/nnet3/chain/train.py:451 - train - INFO ] Training will run for 4.0 epochs"
+        " = 2496 iterations",
+        "2018-11-15 18:42:56,289 [steps/nnet3/chain/train.py:493 - train - INFO ] Iter: 0/2495    Epoch: 0.00/4.0"
+        " (0.0% complete)    lr: 0.000100",
+        "bash: line 1: 23670 Aborted                 (core dumped) ( nnet3-chain-compute-prob ...",
+    ]
+    got = steps(feed(lines, [GenericParser()]))
+    assert [(s.step, s.line) for s in got] == [(0, 2)]
+    assert got[0].metrics == {"lr": 0.0001, "epoch": 0.0, "total_steps": 2495.0}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Resumed at step 500, lr 0.0003",  # no total: a one-off mention
+        "Eval step 10/100: loss 0.52",  # an evaluation's batches
+        "step 3/10: accuracy 0.91",  # no training figure
+    ],
+)
+def test_a_lone_line_without_a_report_against_its_total_is_not_a_step(line: str) -> None:
+    assert steps(feed([line], [GenericParser()])) == []
+
+
 def test_counter_must_increase() -> None:
     line = "iteration 0, loss: 2.86417818069458, time: 2833.053ms"
     assert steps(feed([line, line, line], [GenericParser()])) == []

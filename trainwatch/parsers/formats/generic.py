@@ -169,6 +169,23 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
     return None
 
 
+# What a line must carry besides `step n/M` to be progress the first time its shape prints.
+_REPORTED = frozenset({"loss", "eval_loss", "lr", "grad_norm", "loss_scale", "step_time_s", "tokens_per_s", "samples_per_s"})
+
+
+def _counted_report(reading: Reading) -> bool:
+    """A training report on its own: a named step counter against its total (`Iter: 0/2495`, `step 5/100`)
+    and a training figure. A run that dies after its first report printed that shape once; held
+    until the shape repeated, the report was never read (Kaldi's `train.py`)."""
+    return (
+        reading.step is not None
+        and reading.total is not None
+        and reading.step <= reading.total
+        and not reading.evaluating
+        and not _REPORTED.isdisjoint(reading.metrics)
+    )
+
+
 def parse_fields(text: str) -> tuple[int, dict[str, float]] | None:
     """The step and numeric fields of a lone line (no epoch counting across lines), or None."""
     reading = read_fields(text)
@@ -422,7 +439,9 @@ class GenericParser(Parser):
         step, metrics = got
         if not epoch_only:
             self._batch_counted = True
-        if not template.confirmed and (self._goes_on(step, reading) or (block and reading.step is not None)):
+        if not template.confirmed and (
+            self._goes_on(step, reading) or (block and reading.step is not None) or _counted_report(reading)
+        ):
             template.confirmed = True  # a dict block naming its step is a report, not a config dump
         if template.confirmed:
             self._emit(out, step, metrics, time, line_no)
