@@ -170,7 +170,9 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
 
 
 # What a line must carry besides `step n/M` to be progress the first time its shape prints.
-_REPORTED = frozenset({"loss", "eval_loss", "lr", "grad_norm", "loss_scale", "step_time_s", "tokens_per_s", "samples_per_s"})
+_REPORTED = frozenset(
+    {"loss", "eval_loss", "lr", "grad_norm", "loss_scale", "step_time_s", "tokens_per_s", "samples_per_s"}
+)
 
 
 def _counted_report(reading: Reading) -> bool:
