@@ -67,10 +67,14 @@ def title_for(name: str) -> str:
 
 
 def default_charts(present: Iterable[str]) -> list[str]:
-    """DEFAULT_CHARTS the log has, keeping only the best metric of each throughput family."""
-    have = set(present)
+    """DEFAULT_CHARTS the log has, keeping only the best metric of each throughput family; a log
+    with none of them (CatBoost's `learn` / `test`, a loop's own names) charts its own metrics, in
+    the order given, rather than an empty Overview."""
+    given = list(present)
+    have = set(given)
     skip = {m for family in CHART_FAMILIES for m in [n for n in family if n in have][1:]}
-    return [m for m in DEFAULT_CHARTS if m in have and m not in skip]
+    usual = [m for m in DEFAULT_CHARTS if m in have and m not in skip]
+    return usual or [m for m in given if m != "epoch"]
 
 
 def rank_label(key: RankKey, many_sources: bool, many_hosts: bool = False) -> str:
