@@ -277,3 +277,26 @@ def test_hard_wrapped_iteration_lines_in_seconds_and_valid_loss() -> None:
     assert got[42780]["step_time_s"] == 105.16 and got[42780]["lr"] == 4.475e-05
     assert got[42780]["loss"] == 2.117073 and got[42780]["tflops"] == 149.1
     assert got[45000]["eval_loss"] == 2.327091
+
+
+# NVIDIA/Megatron-LM issue 1880: the pasted excerpt starts after the iteration's head
+HEADLESS = (
+    " | learning rate: 5.333333E-06 | global batch size:     4 | lm loss: 1.420515E+00 | loss scale: 1.0 | "
+    "grad norm: 13.636 | number of skipped iterations:   0 | number of nan iterations:   0 | "
+)
+
+
+def test_a_record_whose_head_was_cut_is_the_runs_first_figures() -> None:
+    got = steps(run([HEADLESS, "Traceback (most recent call last):"], all_parsers=True))
+    assert [(s.step, s.line) for s in got] == [(None, 1)]
+    assert got[0].metrics["loss"] == 1.420515
+    assert got[0].metrics["lr"] == 5.333333e-06
+    assert got[0].metrics["grad_norm"] == 13.636
+    assert got[0].metrics["loss_scale"] == 1.0
+
+
+def test_a_headless_fragment_after_iterations_or_without_a_loss_is_not_read() -> None:
+    after = run([SEED004_ITER, HEADLESS])
+    assert [s.step for s in steps(after)] == [5]
+    assert run([" | learning rate: 5.3E-06 | global batch size:     4 | lm loss: 1.4E+", "x"]) == []  # torn, no loss
+    assert run(["see | lm loss: 1.4 | for details"]) == []  # not a record's tail

@@ -15,6 +15,9 @@ line offered to this parser that is not one of its rows, at end of input, or as 
 the same rows as the previous complete block (so a live view is not one interval late).
 
 `memory (MB)` is torch's allocated bytes / 2**20, so GiB = MB / 1024.
+
+A record whose head was cut (` | learning rate: ... | lm loss: ... |`, the first line of a pasted
+excerpt or of a file rotated mid-record) is read, before any iteration line, as a step with no number.
 """
 
 from __future__ import annotations
@@ -102,6 +105,24 @@ def _field(piece: str) -> tuple[str, float] | None:
     return name, (ms_to_s(value) if in_ms else value)
 
 
+def _closed(tail: str, rest: str) -> list[str]:
+    """The `|`-separated pieces of `tail` that a closing `|` ends: Megatron ends every field with
+    ` |`, so text after the last one is a torn write (`lm loss 2.1` of `lm loss 2.149121E+00 |`)."""
+    pieces = tail.split("|")
+    if not rest.rstrip().endswith("|"):
+        pieces.pop()
+    return pieces
+
+
+def _fields_into(metrics: dict[str, float], pieces: list[str]) -> None:
+    for piece in pieces:
+        if not piece.strip():
+            continue
+        found = _field(piece)
+        if found is not None:
+            metrics.setdefault(found[0], found[1])
+
+
 @lru_cache(maxsize=1024)
 def _label(label: str) -> tuple[str, bool]:
     """An iteration-line label -> (metric name, whether its value is in ms); labels repeat on every line."""
@@ -121,6 +142,7 @@ class MegatronParser(Parser):
         "time across ranks",
         ".: (",
         "memory (MB)",
+        "lm loss",
     )
     example: ClassVar[str] = (
         " iteration      100/ 1000000 | elapsed time per iteration (ms): 907.6 | learning rate 1.500E-06 | "
@@ -223,6 +245,8 @@ class MegatronParser(Parser):
             return self._iteration(text, out)
         if "time (ms)" in text:
             return self._timers(text, out)
+        if "lm loss" in text:
+            return self._iteration(text, out)  # (a record whose head was cut: `_headless`)
         return False
 
     def _join(self, text: str) -> str | None:
@@ -317,7 +341,7 @@ class MegatronParser(Parser):
         time, rest = _stamp(text)
         m = _ITERATION.search(rest)
         if not m:
-            return False
+            return self._headless(rest, time, out)
         n, total = int(m.group("n")), int(m.group("m"))
         metrics: dict[str, float] = {}
         tail = rest[m.end() :]
@@ -328,20 +352,24 @@ class MegatronParser(Parser):
                 value = float(raw)
                 metrics.setdefault(name, ms_to_s(value) if in_ms else value)
         else:
-            after = tail.split("|")
-            if not rest.rstrip().endswith("|"):
-                # Megatron ends every field with " |": text after the last one is a torn write
-                # (`lm loss 2.1` of `lm loss 2.149121E+00 |`), never a value.
-                after.pop()
-            for piece in rest[: m.start()].split("|") + after:
-                if not piece.strip():
-                    continue
-                found = _field(piece)
-                if found is not None:
-                    metrics.setdefault(found[0], found[1])
+            _fields_into(metrics, rest[: m.start()].split("|") + _closed(tail, rest))
         metrics["total_steps"] = float(total)
         self._last_iter = n
         out.step(n, metrics, time=time)
+        return True
+
+    def _headless(self, rest: str, time: str | None, out: Emitter) -> bool:
+        """An iteration record whose head was cut (` | learning rate: ... | lm loss: ... |`): the
+        first line of a pasted excerpt or of a file rotated mid-record. Before any iteration line
+        its fields are the run's first figures, with no step number; later, such a line is not read
+        (a record wrapped by a terminal is joined to its head instead)."""
+        if self._last_iter is not None or not rest.lstrip().startswith("|"):
+            return False
+        metrics: dict[str, float] = {}
+        _fields_into(metrics, _closed(rest, rest))
+        if "loss" not in metrics:
+            return False
+        out.step(None, metrics, time=time)
         return True
 
     def _memory(self, text: str, out: Emitter) -> bool:
