@@ -97,6 +97,29 @@ def test_a_lone_line_without_a_report_against_its_total_is_not_a_step(line: str)
     assert steps(feed([line], [GenericParser()])) == []
 
 
+def test_a_line_of_another_shape_inside_the_confirmed_progress_goes_out_with_it() -> None:
+    # yuhuan-wu/P2T issue 13 (DeiT's log.txt): epoch 250 adds its test figures between 249 and 251
+    lines = [
+        '{"train_lr": 8.16e-05, "train_loss": 3.2029, "epoch": 249, "n_parameters": 11590840}',
+        '{"train_lr": 7.89e-05, "train_loss": 3.1954, "test_loss": 0.9325, "test_acc1": 78.83, "epoch": 250,'
+        ' "n_parameters": 11590840}',
+        '{"train_lr": 7.63e-05, "train_loss": 3.2019, "epoch": 251, "n_parameters": 11590840}',
+    ]
+    got = steps(feed(lines, [GenericParser()]))
+    assert [(s.step, s.line) for s in got] == [(249, 1), (250, 2), (251, 3)]
+    assert got[1].metrics["eval_loss"] == 0.9325
+
+
+def test_a_line_of_another_shape_outside_the_confirmed_progress_stays_held() -> None:
+    lines = [
+        "step 10 | loss 2.0",
+        "setting: step 40 | warmup 0.1",  # its counter is not between the steps the progress proves
+        "step 20 | loss 1.9",
+    ]
+    got = steps(feed(lines, [GenericParser()]))
+    assert [s.step for s in got] == [10, 20]
+
+
 def test_counter_must_increase() -> None:
     line = "iteration 0, loss: 2.86417818069458, time: 2833.053ms"
     assert steps(feed([line, line, line], [GenericParser()])) == []

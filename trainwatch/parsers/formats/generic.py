@@ -451,7 +451,7 @@ class GenericParser(Parser):
             return True
         held = template.held
         if held and step > held[-1].step:
-            for h in held:
+            for h in sorted(held + self._held_within(template, held[-1], step), key=lambda h: h.line):
                 out.step(h.step, h.metrics, time=h.time, line=h.line)
             template.held = []
             template.confirmed = True
@@ -464,6 +464,23 @@ class GenericParser(Parser):
         del held[:-MAX_HELD]
         self._wrap = _Wrap(line_no, step, held[-1])
         return False
+
+    def _held_within(self, template: _Template, last: _Held, step: int) -> list[_Held]:
+        """The lines other shapes hold that lie inside the progress `template` now confirms: after
+        its last held line, with a step after its step and before `step` (DeiT's log.txt: epoch 249,
+        then 250 with its test figures added, then 251). Had the progress been confirmed when they
+        came, they would have gone on from it; they go out with it, in line order, and their shapes
+        are confirmed."""
+        found: list[_Held] = []
+        for other in self._templates.values():
+            if other is template or other.confirmed or not other.held:
+                continue
+            inside = [h for h in other.held if h.line > last.line and last.step < h.step < step]
+            if inside:
+                found += inside
+                other.held = [h for h in other.held if h not in inside]
+                other.confirmed = True
+        return found
 
     def _wrapped(self, text: str, line: Line, out: Emitter) -> bool | None:
         """A progress line's metrics wrapped onto indented lines under it (Lightning's Rich bar:
