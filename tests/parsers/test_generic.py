@@ -120,6 +120,22 @@ def test_a_line_of_another_shape_outside_the_confirmed_progress_stays_held() -> 
     assert [s.step for s in got] == [10, 20]
 
 
+def test_an_evaluation_printed_without_a_counter_reports_on_the_last_step() -> None:
+    # foamliu/End-to-end-ASR-Transformer issue 39: the VALID line names no epoch; the first one comes
+    # while the epoch line's shape is still held, the second after it is confirmed
+    lines = [
+        "2020-11-13 09:32:47,406 - (Epoch 20) TRAIN LOSS:0.1903 CER:6.53% LR:0.0000167",
+        "2020-11-13 09:32:47,461 - VALID",
+        "2020-11-13 09:33:31,062 - VALID SET 0 LOSS:0.1780 CER:5.78%",
+        "2020-11-13 13:55:36,838 - (Epoch 21) TRAIN LOSS:0.1832 CER:6.25% LR:0.0000163",
+        "2020-11-13 13:56:31,427 - VALID SET 0 LOSS:0.1735 CER:5.59%",
+    ]
+    got = steps(feed(lines, [GenericParser()]))
+    evals = [(s.step, s.metrics["eval_loss"]) for s in got if "eval_loss" in s.metrics]
+    assert evals == [(20, 0.178), (21, 0.1735)]
+    assert all(s.metrics.get("cer_pct") in (6.53, 6.25, None) for s in got)  # the training CER stays the step's
+
+
 def test_counter_must_increase() -> None:
     line = "iteration 0, loss: 2.86417818069458, time: 2833.053ms"
     assert steps(feed([line, line, line], [GenericParser()])) == []

@@ -513,6 +513,19 @@ class GenericParser(Parser):
         progress once the shape repeats (a loss tensor printed with its `grad_fn` at once), step
         unknown, while this source has no counted progress."""
         counted = reading.step is not None or reading.inner is not None or reading.epoch is not None
+        if not counted and "eval_loss" in reading.metrics:
+            # `VALID SET 0 LOSS:0.1780 CER:5.78%` after `(Epoch 20) TRAIN LOSS:0.1903 ...`: an
+            # evaluation printed with no counter reports on the last step (its evaluation figures only),
+            # or joins that step's line while its shape is held
+            evals = {k: v for k, v in reading.metrics.items() if k.startswith("eval_")}
+            wrap = self._wrap
+            if wrap is not None and wrap.held is not None:
+                for name, value in evals.items():
+                    wrap.held.metrics.setdefault(name, value)
+                return True
+            if self._last_step is not None:
+                out.step(self._last_step, evals)
+                return True
         if counted or self._last_step is not None or not ({"loss", "eval_loss"} & reading.metrics.keys()):
             return False
         template.uncounted_seen += 1
