@@ -323,3 +323,16 @@ def test_a_plain_dict_is_read_as_python_reads_it() -> None:
         "learning_rate": 2e-05,
         "epoch": 0.4,
     }
+
+
+def test_a_dict_after_the_name_of_an_evaluation_split_reports_its_loss(tmp_path: Path) -> None:
+    # rampasek/GraphGPS-style `logging.info(f"{split}: {stats}")` (GNN+ issue 6)
+    text = (
+        "train: {'epoch': 0, 'time_epoch': 31.96598, 'loss': 0.68623245, 'lr': 0.0, 'accuracy': 0.55941}\n"
+        "val: {'epoch': 0, 'time_epoch': 2.85257, 'loss': 0.68645666, 'lr': 0, 'accuracy': 0.51952}\n"
+        "test: {'epoch': 0, 'time_epoch': 2.79488, 'loss': 0.68643462, 'lr': 0, 'accuracy': 0.52094}\n"
+        "interval: {'epoch': 0, 'loss': 0.5}\n"  # a word that ends in `val` names no split
+    )
+    got = read_text_steps(tmp_path, text)
+    assert [s.metrics.get("loss") for s in got] == [0.68623245, None, None, 0.5]
+    assert [s.metrics.get("eval_loss") for s in got] == [None, 0.68645666, 0.68643462, None]

@@ -65,6 +65,9 @@ _UNSLOTH_LOSS = re.compile(r"\s*(?P<step>\d{1,18}), (?P<loss>[-+]?(?:\d+(?:\.\d*
 _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
 # A dict whose opening brace is lost (the line pasted or cut from mid-dict): `'loss': -0.0, ..., 'epoch': 0.0}`.
 _DICT_TAIL = re.compile(r"\s*'[A-Za-z_][\w./()-]*': ")
+# A dict printed after the name of the split it reports (`val: {'epoch': 0, 'loss': 0.686, ...}`,
+# GraphGPS's `logging.info(f"{split}: {stats}")`): its loss is that evaluation's.
+_EVAL_SPLIT = re.compile(r"(?:val|valid|validation|eval|evaluation|test|testing)\s*[:=|-]?\s*\{", re.I)
 # A carriage return as `cat -v`, vim and less show it, pasted as the two characters.
 _CARET_CR = "^M"
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
@@ -371,6 +374,11 @@ class HFTrainerParser(Parser):
             return False
         printed_step, metrics, summary = parsed
         glued = text.lstrip()[:1] not in ("{", "'")  # a dict printed after a bar frame on its line
+        if glued and "loss" in metrics and "eval_loss" not in metrics:
+            head = text.find("{")
+            split = _EVAL_SPLIT.search(text, max(0, head - 16), head + 1)
+            if split is not None and split.end() == head + 1 and not text[: split.start()].rstrip()[-1:].isalnum():
+                metrics["eval_loss"] = metrics.pop("loss")
         if glued:
             bar = find_bar(text)
             if bar is not None:
