@@ -193,3 +193,18 @@ def test_composer_token_budget_is_not_a_step_total(tmp_path: Path) -> None:
     got = _summary(log)
     assert got["total_steps"] is None
     assert "budget" in json.dumps(got)
+
+
+def test_a_crash_after_reports_without_step_numbers_says_so(tmp_path: Path) -> None:
+    # microsoft/CNTK issue 406 (tests/corpus/cntk): minibatch reports carry no step number, then NaN stops the run
+    log = _copy(
+        Path(__file__).resolve().parents[1] / "corpus" / "cntk" / "brainscript_minibatch_qnan_exception_issue406.log",
+        tmp_path / "cntk.log",
+    )
+    got = _summary(log)
+    assert got["status"] == "crashed"
+    assert "after its last report (the log numbers no steps)" in got["reason"]
+    messages = [f["message"] for f in got["findings"]]
+    assert any(m.startswith("the run crashed after its last report") for m in messages), messages
+    assert any(m.startswith("loss first became NaN/inf at line 3") for m in messages), messages
+    assert not any("before the first step" in m or "step None" in m for m in messages), messages

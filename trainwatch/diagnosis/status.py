@@ -211,8 +211,11 @@ def _rank_text(e: Event) -> str:
     return f"{rank_name(e.rank, e.host)} " if e.rank is not None else ""
 
 
-def _where(step: int | None) -> str:
-    return f" after step {step}" if step is not None else " before the first step"
+def _where(step: int | None, reports: bool = False) -> str:
+    """Where in the run: `reports`, steps were read whose log numbers none (CNTK, a cut record)."""
+    if step is not None:
+        return f" after step {step}"
+    return " after its last report (the log numbers no steps)" if reports else " before the first step"
 
 
 LOGGER_PREFIX = re.compile(r"^(?:WARNING|ERROR|INFO|CRITICAL|DEBUG):[\w.]+:\s*")
@@ -270,6 +273,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 freshest = (score, key)
 
         last_step = max((store.latest_step[k] for k in step_keys), default=None)
+        reports = last_step is None and any(store.step_records.values())
         main_key = freshest[1] if freshest else None
         main = by_key.get(main_key) if main_key is not None else None
         sps = main.sec_per_step if main else math.nan
@@ -301,7 +305,9 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             cause = root if root is not None else first_fail
             said = failure_sentence(cause)
             ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
-            return RunStatus("crashed", f"{said}{_where(last_step)}", ranks, failure=cause, cause=said, **common)
+            return RunStatus(
+                "crashed", f"{said}{_where(last_step, reports)}", ranks, failure=cause, cause=said, **common
+            )
         if finish is not None:
             said = (
                 BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", finish.message.strip())) or "the run reported completion"
@@ -314,7 +320,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             hang = first_by_order(hangs, source_order)
             assert hang is not None
             hung = f"hung in a collective: {failure_sentence(hang)}"
-            reason, said = hung + _where(last_step), hung
+            reason, said = hung + _where(last_step, reports), hung
             root = root_cause_event(store, index)
             if root is not None and root is not hang:
                 first = f"; first failure: {failure_sentence(root)}"

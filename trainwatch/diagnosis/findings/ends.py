@@ -84,7 +84,12 @@ def crash_finding(store: Store, status: RunStatus, index: EventIndex) -> Finding
     root = root_cause_event(store, index)
     ranks = (root.rank,) if root is not None and root.rank is not None else ()
     steps = (status.last_step,) if status.last_step is not None else ()
-    where = f" after step {status.last_step}" if status.last_step is not None else " before the first step"
+    if status.last_step is not None:
+        where = f" after step {status.last_step}"
+    elif any(store.step_records.values()):
+        where = " after its last report (the log numbers no steps)"
+    else:
+        where = " before the first step"
     message = f"the run crashed{where}: {failure_sentence(cause)}"
     return Finding("crash", "error", ranks, steps, message, _crash_remedy(cause, failures[-8:]))
 
