@@ -541,7 +541,7 @@ def read_fields(text: str) -> Reading | None:
             continue  # a date (`TIME: 2025-08-19 14:22:56`), not a value
         if text.startswith(" day", end) and _DAYS_CLOCK.match(text, end):
             continue  # the days of a duration (`eta: 27 days, 22:18:02`, Python's timedelta)
-        if text[end : end + 1] in _PART_UNITS:
+        if text[end : end + 1] in _PART_UNITS and not text[end + 1 : end + 2].isalpha():  # (`1m 10s`, not `1ms`)
             parts = compound_duration(text, start)
             if parts is not None:
                 seconds, parts_end = parts

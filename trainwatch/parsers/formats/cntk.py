@@ -63,7 +63,7 @@ class CNTKParser(Parser):
     title = "Microsoft CNTK"
     triggers = ("Minibatch[", "Finished Epoch[", "EXCEPTION occurred:", "tarting epoch ", "tarting Epoch ")
     example = " Epoch[ 1 of 300]-Minibatch[   1-  10]: ce = 5.87155566 * 2560; errs = 99.6% * 2560; time = 14.1504s"
-    priority = 100
+    priority = 400  # (after the frameworks whose hot lines are tested first: its triggers cost every line before them)
     samples = (
         Sample(  # microsoft/CNTK issue 194 (CNTK 1.x CIFAR-10): a minibatch block, then the epoch's summary
             " Epoch[17 of 30]-Minibatch[   1- 500, 64.02%]: SamplesSeen = 32000; TrainLossPerSample =  0.61816498; "
