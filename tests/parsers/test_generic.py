@@ -136,41 +136,6 @@ def test_an_evaluation_printed_without_a_counter_reports_on_the_last_step() -> N
     assert all(s.metrics.get("cer_pct") in (6.53, 6.25, None) for s in got)  # the training CER stays the step's
 
 
-def test_the_key_value_lines_under_an_epoch_header_are_one_report() -> None:
-    # yl4579/AuxiliaryASR issue 7 (StyleTTS): one `key : value` a line under `--- epoch N ---`
-    lines = [
-        "--- epoch 147 ---",
-        "train/loss     : 6.1718",
-        "train/learning_rate: 0.0001",
-        "eval/loss      : 10.2448",
-        "eval/wer       : 0.8820",
-        "--- epoch 148 ---",
-        "train/loss     : 6.2739",
-        "train/learning_rate: 0.0001",
-        "eval/loss      : 10.5201",
-        "eval/wer       : 0.8704",
-        "--- epoch 149 ---",
-    ]
-    got = steps(feed(lines, [GenericParser()]))
-    assert [(s.step, s.line) for s in got] == [(147, 1), (148, 6)]
-    assert got[0].metrics == {"loss": 6.1718, "lr": 0.0001, "eval_loss": 10.2448, "eval_wer": 0.882, "epoch": 147.0}
-    assert got[1].metrics["eval_loss"] == 10.5201
-
-
-def test_rows_of_several_figures_under_an_epoch_header_stay_reports_of_their_own() -> None:
-    # 2gunsu/monocon-pytorch issue 20: progress rows under `==== Epoch  47 / 200 ====`, not one block
-    lines = [
-        "==== Epoch  47 / 200 ====",
-        "| Progress [#  ][ 1.29%] | LR 0.001474 | Loss   4.9859 (  5.6445) |",
-        "| Progress [## ][12.07%] | LR 0.001479 | Loss   6.9629 (  5.5831) |",
-        "==== Epoch  48 / 200 ====",
-        "| Progress [#  ][ 9.05%] | LR 0.001516 | Loss   5.4706 (  5.9126) |",
-    ]
-    got = steps(feed(lines, [GenericParser()]))
-    assert got
-    assert not [s for s in got if s.line in (1, 4)]  # no report of the header's own
-
-
 def test_counter_must_increase() -> None:
     line = "iteration 0, loss: 2.86417818069458, time: 2833.053ms"
     assert steps(feed([line, line, line], [GenericParser()])) == []

@@ -95,34 +95,16 @@ class _Held:
 @dataclass
 class _Header:
     """A line naming a step with no value, and the `key: value` lines under it (Coqui's trainer:
-    `--> STEP: 0/3984 -- GLOBAL_STEP: 0`, then `     | > loss: 0.1169  (0.1169)` ...); or an epoch
-    header and the lines right under it (StyleTTS's `--- epoch 147 ---`, then `train/loss     : 6.1718`,
-    `eval/loss      : 10.2448`, ...): one report, not a record per line."""
+    `--> STEP: 0/3984 -- GLOBAL_STEP: 0`, then `     | > loss: 0.1169  (0.1169)` ...)."""
 
     reading: Reading
     line: int
     time: str | None
     metrics: dict[str, float] = field(default_factory=dict)
-    epoch: bool = False  # an epoch header: its lines need not be indented
 
     def takes(self, text: str, reading: Reading) -> bool:
-        """A line of values with no counter of its own (indented, under a step header) is one of the header's."""
-        if (
-            not (self.epoch or text[:1].isspace())
-            or reading.step is not None
-            or reading.inner is not None
-            or (
-                self.epoch
-                and (
-                    reading.epoch is not None
-                    or len(reading.metrics) != 1
-                    or reading.metrics.keys() & self.metrics.keys()
-                )
-            )
-            or not reading.metrics
-        ):
-            # (under an epoch: one `key: value` a line, each key once; Monocon's rows of several figures
-            # under `==== Epoch  47 / 200 ====` are reports of their own)
+        """An indented line of values with no counter of its own is one of the header's."""
+        if not text[:1].isspace() or reading.step is not None or reading.inner is not None or not reading.metrics:
             return False
         if len(self.metrics) >= MAX_HEADER_METRICS:
             return False
@@ -394,11 +376,8 @@ class GenericParser(Parser):
             return False
         if not reading.metrics:
             if reading.epoch is not None and reading.step is None and _EPOCH_HEADER.search(text[prefix_end(text) :]):
-                # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to; the lines of
-                # values right under it with no counter of their own are its report
+                # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to
                 self._epoch_context = reading
-                if reading.inner is None:  # (`Epoch 0/100, Batch 17/29316`: the lines under it are the batch's)
-                    self._header = _Header(reading, line.no, line_time(text), epoch=True)
             elif reading.step is not None or reading.inner is not None:
                 # `--> TIME: ... -- STEP: 0/3984 -- GLOBAL_STEP: 0`: its metrics follow, one per line
                 self._header = _Header(reading, line.no, line_time(text))
