@@ -38,3 +38,16 @@ def test_msvc_nan_is_a_nan_loss_and_the_exception_a_crash() -> None:
     assert "crash" in kinds
     crash = next(r for r in records if isinstance(r, Event) and r.kind == "crash")
     assert crash.message == "The training criterion is not a number (NAN). Stop"
+
+
+def test_the_loss_is_the_criterion_by_name_and_error_rates_never_are(tmp_path: Path) -> None:
+    log = tmp_path / "cntk.log"
+    log.write_text(
+        " Minibatch[   1- 100]: errs = 1.08% * 6400; ce = 0.0347 * 6400\n"  # the error rate printed first
+        "Final Results: Minibatch[1-11]: errs = 8.5% * 10000\n"  # a test run's summary: an evaluation
+        "Finished Evaluation [1]: Minibatch[1-10]: metric = 12.5% * 10000;\n",
+        encoding="utf-8",
+    )
+    records, _ = read(log)
+    got = [r.metrics for r in records if isinstance(r, Step)]
+    assert got == [{"errs_pct": 1.08, "loss": 0.0347}, {"eval_errs_pct": 8.5}, {"eval_metric_pct": 12.5}]

@@ -377,3 +377,23 @@ def test_failure_lines_are_never_steps(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert steps(read(path)[0]) == []
+
+
+def test_a_shape_confirmed_by_going_on_lets_its_held_lines_out_first() -> None:
+    # two shapes alternate; the counted report confirms progress at once, and `iter 2` goes on from
+    # it: `iter 1`, held until then, is not dropped
+    lines = [
+        "iter 1: acc 0.50",
+        "step 1/100 loss 2.0 lr 0.1",
+        "iter 2: acc 0.60",
+        "step 2/100 loss 1.9 lr 0.1",
+    ]
+    got = steps(feed(lines, [GenericParser()]))
+    accs = [s.metrics["acc"] for s in got if "acc" in s.metrics]
+    assert accs == [0.5, 0.6]
+
+
+def test_a_line_with_a_training_loss_beside_its_eval_loss_is_not_an_evaluation_report() -> None:
+    lines = ["Resuming from epoch 5, best_acc: 0.31"] + [f"loss: 0.5{i}, val_loss: 0.3{i}" for i in range(5)]
+    got = steps(feed(lines, [GenericParser()]))
+    assert [s.metrics["loss"] for s in got] == [0.5, 0.51, 0.52, 0.53, 0.54]

@@ -332,7 +332,12 @@ def test_a_dict_after_the_name_of_an_evaluation_split_reports_its_loss(tmp_path:
         "val: {'epoch': 0, 'time_epoch': 2.85257, 'loss': 0.68645666, 'lr': 0, 'accuracy': 0.51952}\n"
         "test: {'epoch': 0, 'time_epoch': 2.79488, 'loss': 0.68643462, 'lr': 0, 'accuracy': 0.52094}\n"
         "interval: {'epoch': 0, 'loss': 0.5}\n"  # a word that ends in `val` names no split
+        "train_val: {'epoch': 0, 'loss': 0.4}\n"  # nor one that ends in `_val`
     )
     got = read_text_steps(tmp_path, text)
-    assert [s.metrics.get("loss") for s in got] == [0.68623245, None, None, 0.5]
-    assert [s.metrics.get("eval_loss") for s in got] == [None, 0.68645666, 0.68643462, None]
+    assert [s.metrics.get("loss") for s in got] == [0.68623245, None, None, 0.5, 0.4]
+    assert [s.metrics.get("eval_loss") for s in got] == [None, 0.68645666, None, None, None]
+    assert got[2].metrics["test_loss"] == 0.68643462  # the test split is not the validation series
+    assert got[1].metrics["eval_accuracy"] == 0.51952  # nor are its other figures the training ones
+    assert "accuracy" not in got[1].metrics and "lr" not in got[1].metrics
+    assert got[1].metrics["epoch"] == 0

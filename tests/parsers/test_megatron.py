@@ -300,3 +300,6 @@ def test_a_headless_fragment_after_iterations_or_without_a_loss_is_not_read() ->
     assert [s.step for s in steps(after)] == [5]
     assert run([" | learning rate: 5.3E-06 | global batch size:     4 | lm loss: 1.4E+", "x"]) == []  # torn, no loss
     assert run(["see | lm loss: 1.4 | for details"]) == []  # not a record's tail
+    # another tool's table that counts for itself, on the first line too
+    table = ["| epoch 3 | lm loss: 2.0 | ppl: 7.4 |", "| epoch 4 | lm loss: 1.9 | ppl: 6.7 |"]
+    assert [s.step for s in steps(run(table))] == []

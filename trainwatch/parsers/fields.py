@@ -59,7 +59,7 @@ _VALUE = re.compile(
 # A duration written in parts (`1m 10s`, `2h 5m`, `1h2m3.5s`, `3d 4h`): CatBoost's `remaining`, humanized
 # ETAs. One value in seconds; its `10s` is not a bare step time, its `1m` not a value of its own.
 _DURATION_PART = r"\d+(?:\.\d+)?[dhms](?![A-Za-z])"
-_COMPOUND_DURATION = re.compile(rf"{_DURATION_PART}(?: ?{_DURATION_PART}){{1,3}}(?![\w/.])")
+_COMPOUND_DURATION = re.compile(rf"{_DURATION_PART}(?: ?{_DURATION_PART}){{1,3}}(?![\w/]|\.\d)")
 _PART_UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 # The rest of a `timedelta` printed with days: `27 days, 22:18:02`.
 _DAYS_CLOCK = re.compile(r" days?, \d{1,2}:\d{2}")
@@ -529,10 +529,11 @@ def read_fields(text: str) -> Reading | None:
             metrics["step_time_s"], metrics["data_time_s"] = float(td.group(1)), float(td.group(2))
             counted_ends.append((td.start(1), td.end(2)))
     previous: tuple[int, int] | None = None  # the span of the value before
+    parts_end = -1  # the end of the last duration in parts: its later parts are not values of their own
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
         cut, previous = label_start(text, lo, previous, start), (start, end)
-        if counted_ends and _inside(start, counted_ends):
+        if start < parts_end or (counted_ends and _inside(start, counted_ends)):
             continue
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
@@ -544,8 +545,7 @@ def read_fields(text: str) -> Reading | None:
         if text[end : end + 1] in _PART_UNITS and not text[end + 1 : end + 2].isalpha():  # (`1m 10s`, not `1ms`)
             parts = compound_duration(text, start)
             if parts is not None:
-                seconds, parts_end = parts
-                counted_ends.append((start, parts_end))
+                seconds, parts_end = parts  # (not a span of `counted_ends`: thousands of them were quadratic)
                 label = label_of(text[max(cut, start - _KEY_WINDOW) : start])
                 got = _convert(label, repr(seconds), "s") if label is not None else None
                 if got is not None and _counter_kind(label) is None:  # (unlabelled: an ETA or a total, not read)

@@ -32,7 +32,7 @@ def nan_finding(index: EventIndex) -> Finding | None:
     metric = str(e.data.get("metric", "loss")) if e.data else "loss"
     where = f" (rank {e.rank})" if e.rank is not None else ""
     more = f"; {index.nan_count} NaN/inf values in all" if index.nan_count > 1 else ""
-    at = f"at step {e.step}" if e.step is not None else f"at line {e.line} (the log numbers no steps)"
+    at = f"at step {e.step}" if e.step is not None else f"at line {e.line}"  # (before the first numbered step)
     message = f"{metric} first became NaN/inf {at}{where}{more}"
     remedy = (
         "lower the learning rate or lengthen warm-up, clip gradients, prefer bf16 over fp16, and inspect the "

@@ -28,18 +28,21 @@ from trainwatch.parsers.base import Emitter, Parser, Sample
 _NUM = r"[-+]?(?:\d*\.#(?:QNAN|SNAN|IND|INF)\d*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)"
 _HEAD = re.compile(
     r"^\s*(?:Finished Epoch\s*\[\s*(?P<fe>\d{1,9})\s+of\s+\d{1,9}\s*\]\s*:\s*\[(?P<set>[^\]]{1,40})\]"
-    r"|(?:Epoch\s*\[\s*(?P<e>\d{1,9})\s+of\s+\d{1,9}\s*\]\s*-\s*)?"
+    r"|(?P<final>Final Results\s*:\s*|Finished Evaluation\s*\[\s*\d{1,9}\s*\]\s*:\s*)?"
+    r"(?:Epoch\s*\[\s*(?P<e>\d{1,9})\s+of\s+\d{1,9}\s*\]\s*-\s*)?"
     r"Minibatch\s*\[\s*(?P<a>\d{1,12})\s*-\s*(?P<b>\d{1,12})(?:\s*,\s*[\d.]+%)?\s*\]\s*:)(?P<body>.*)$"
 )
-_PAIR = re.compile(rf"(?P<name>[A-Za-z][\w\[\]]*)\s*=\s*(?P<value>{_NUM})(?P<pct>%)?(?P<count>\s*\*\s*\d+)?")
-_TIMED = re.compile(rf"(?P<secs>{_NUM})s\s*\(\s*(?P<rate>{_NUM})\s*samples/s\)")
+# (each starts where a name or a number starts: tried from inside a long run of letters or digits,
+# they took seconds on a 20,000-character line)
+_PAIR = re.compile(rf"(?<![\w\]])(?P<name>[A-Za-z][\w\[\]]*)\s*=\s*(?P<value>{_NUM})(?P<pct>%)?(?P<count>\s*\*\s*\d+)?")
+_TIMED = re.compile(rf"(?<![\d.#])(?P<secs>{_NUM})s\s*\(\s*(?P<rate>{_NUM})\s*samples/s\)")
 # The settings an epoch starts with and the reader's position: understood, not kept (`_starting`).
 _STARTING = re.compile(
     rf"^\s*Starting Epoch (?P<e>\d{{1,9}}): learning rate per sample = (?P<lr>{_NUM})"
     rf"(?:\s+effective momentum = (?P<m>{_NUM}))?"
 )
 _READER = re.compile(r"^\s*starting epoch \d{1,9} at record count \d+")
-_EXCEPTION = re.compile(r"^\s*EXCEPTION occurred:\s*(?P<message>.+?)\s*$")
+_EXCEPTION = re.compile(r"^\s*EXCEPTION occurred:\s*(?P<message>\S.*)$")
 _LOSS_NAMES = frozenset({"trainlosspersample", "crossentropywithsoftmax", "crossentropy", "ce", "loss"})
 _NAMES = {
     "avglearningratepersample": "lr",
@@ -98,23 +101,28 @@ class CNTKParser(Parser):
             crash = _EXCEPTION.match(text)
             if crash is None:
                 return False
-            out.event("crash", "error", crash.group("message"), {"source": "cntk"})
+            out.event("crash", "error", crash.group("message").rstrip(), {"source": "cntk"})
             return True
         m = _HEAD.match(text)
         if m is None:
             return self._starting(text)
-        evaluating = m.group("set") is not None and "train" not in m.group("set").lower()
+        evaluating = (m.group("set") is not None and "train" not in m.group("set").lower()) or bool(m.group("final"))
         epoch = m.group("fe") or m.group("e")
         metrics: dict[str, float] = {} if epoch is None else {"epoch": float(int(epoch))}
+        pairs = list(_PAIR.finditer(m.group("body")))
+        # the criterion: a loss by its name, else the first figure counted over samples (`x * 6400`)
+        # that is not a percentage (`errs = 1.08% * 6400`, `metric = 12.5%` are error rates)
+        named = [p for p in pairs if p.group("name").replace("[0]", "").lower() in _LOSS_NAMES]
+        first = named[0] if named else next((p for p in pairs if p.group("count") and not p.group("pct")), None)
         criterion = False
         block_s: float | None = None
-        for pair in _PAIR.finditer(m.group("body")):
+        for pair in pairs:
             value = _number(pair.group("value"))
             if value is None:
                 continue
             key = pair.group("name").replace("[0]", "")
             low = key.lower()
-            if low in _LOSS_NAMES or (pair.group("count") and not criterion):
+            if pair is first:
                 name = "eval_loss" if evaluating else "loss"
                 criterion = True
             elif low in _NAMES:
@@ -136,7 +144,7 @@ class CNTKParser(Parser):
             minibatches = int(m.group("b")) - int(m.group("a")) + 1
             if minibatches > 0:
                 metrics["step_time_s"] = round(block_s / minibatches, 12)
-        if not criterion and len(metrics) <= 1:
+        if not criterion and len(metrics) <= (0 if evaluating else 1):
             return False
         out.step(None, metrics)
         return True

@@ -445,6 +445,9 @@ class GenericParser(Parser):
             self._goes_on(step, reading) or (block and reading.step is not None) or _counted_report(reading)
         ):
             template.confirmed = True  # a dict block naming its step is a report, not a config dump
+            for h in template.held:  # its earlier lines, held until now, go first (`iter 1: acc 0.50`)
+                out.step(h.step, h.metrics, time=h.time, line=h.line)
+            template.held = []
         if template.confirmed:
             self._emit(out, step, metrics, time, line_no)
             self._wrap = _Wrap(line_no, step, None)
@@ -513,10 +516,10 @@ class GenericParser(Parser):
         progress once the shape repeats (a loss tensor printed with its `grad_fn` at once), step
         unknown, while this source has no counted progress."""
         counted = reading.step is not None or reading.inner is not None or reading.epoch is not None
-        if not counted and "eval_loss" in reading.metrics:
+        if not counted and "eval_loss" in reading.metrics and "loss" not in reading.metrics:
             # `VALID SET 0 LOSS:0.1780 CER:5.78%` after `(Epoch 20) TRAIN LOSS:0.1903 ...`: an
-            # evaluation printed with no counter reports on the last step (its evaluation figures only),
-            # or joins that step's line while its shape is held
+            # evaluation printed with no counter (no training loss beside it) reports on the last step
+            # (its evaluation figures only), or joins that step's line while its shape is held
             evals = {k: v for k, v in reading.metrics.items() if k.startswith("eval_")}
             wrap = self._wrap
             if wrap is not None and wrap.held is not None:

@@ -66,8 +66,9 @@ _DICT_START = re.compile(r"\{\s*'[A-Za-z_]")
 # A dict whose opening brace is lost (the line pasted or cut from mid-dict): `'loss': -0.0, ..., 'epoch': 0.0}`.
 _DICT_TAIL = re.compile(r"\s*'[A-Za-z_][\w./()-]*': ")
 # A dict printed after the name of the split it reports (`val: {'epoch': 0, 'loss': 0.686, ...}`,
-# GraphGPS's `logging.info(f"{split}: {stats}")`): its loss is that evaluation's.
-_EVAL_SPLIT = re.compile(r"(?:val|valid|validation|eval|evaluation|test|testing)\s*[:=|-]?\s*\{", re.I)
+# GraphGPS's `logging.info(f"{split}: {stats}")`): its figures are that evaluation's (`eval_*`, a
+# test split's `test_*`), not the training series'.
+_EVAL_SPLIT = re.compile(r"(?<!\w)(?P<split>val|valid|validation|eval|evaluation|test|testing)\s*[:=|-]?\s*\{", re.I)
 # A carriage return as `cat -v`, vim and less show it, pasted as the two characters.
 _CARET_CR = "^M"
 _BANNER_LINES = 20  # the banner's fields follow it within a few lines
@@ -172,6 +173,11 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
     if not summary:
         settle_weak(metrics)
     return step, metrics, summary
+
+
+def _of_split(prefix: str, metrics: dict[str, float]) -> dict[str, float]:
+    """An evaluation split's figures under its prefix (`loss` -> `eval_loss`); the epoch is the run's."""
+    return {k if k == "epoch" or k.startswith(prefix) else prefix + k: v for k, v in metrics.items()}
 
 
 class HFTrainerParser(Parser):
@@ -374,11 +380,11 @@ class HFTrainerParser(Parser):
             return False
         printed_step, metrics, summary = parsed
         glued = text.lstrip()[:1] not in ("{", "'")  # a dict printed after a bar frame on its line
-        if glued and "loss" in metrics and "eval_loss" not in metrics:
+        if glued:
             head = text.find("{")
             split = _EVAL_SPLIT.search(text, max(0, head - 16), head + 1)
-            if split is not None and split.end() == head + 1 and not text[: split.start()].rstrip()[-1:].isalnum():
-                metrics["eval_loss"] = metrics.pop("loss")
+            if split is not None and split.end() == head + 1:
+                metrics = _of_split("test_" if split.group("split").lower().startswith("test") else "eval_", metrics)
         if glued:
             bar = find_bar(text)
             if bar is not None:

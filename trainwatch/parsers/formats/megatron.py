@@ -16,8 +16,8 @@ the same rows as the previous complete block (so a live view is not one interval
 
 `memory (MB)` is torch's allocated bytes / 2**20, so GiB = MB / 1024.
 
-A record whose head was cut (` | learning rate: ... | lm loss: ... |`, the first line of a pasted
-excerpt or of a file rotated mid-record) is read, before any iteration line, as a step with no number.
+A record whose head was cut (` | learning rate: ... | lm loss: ... |`) on the first line (a pasted
+excerpt, a file rotated mid-record) is read as a step with no number.
 """
 
 from __future__ import annotations
@@ -103,6 +103,9 @@ def _field(piece: str) -> tuple[str, float] | None:
         return None
     name, in_ms = _label(label)
     return name, (ms_to_s(value) if in_ms else value)
+
+
+_COUNTERS = frozenset({"epoch", "step", "steps", "iter", "iteration", "global_step"})
 
 
 def _closed(tail: str, rest: str) -> list[str]:
@@ -208,8 +211,10 @@ class MegatronParser(Parser):
         self._block_line = 0
         self._known_rows: list[str] | None = None
         self._wrapped: tuple[str, int] | None = None  # an iteration line cut by a hard wrap, and its line
+        self._line_no = 0  # the line being fed
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        self._line_no = line.no
         if self._wrapped is not None:
             joined = self._join(text)
             if joined is not None:
@@ -360,15 +365,15 @@ class MegatronParser(Parser):
 
     def _headless(self, rest: str, time: str | None, out: Emitter) -> bool:
         """An iteration record whose head was cut (` | learning rate: ... | lm loss: ... |`): the
-        first line of a pasted excerpt or of a file rotated mid-record. Before any iteration line
-        its fields are the run's first figures, with no step number; later, such a line is not read
-        (a record wrapped by a terminal is joined to its head instead)."""
-        if self._last_iter is not None or not rest.lstrip().startswith("|"):
+        first line of a pasted excerpt or of a file rotated mid-record, read as the run's first
+        figures, with no step number. Any other line (another tool's `| epoch 3 | lm loss: 2.0 |`
+        table, a record wrapped by a terminal, which is joined to its head) is not read here."""
+        if self._line_no != 1 or self._last_iter is not None or not rest.lstrip().startswith("|"):
             return False
         metrics: dict[str, float] = {}
         _fields_into(metrics, _closed(rest, rest))
-        if "loss" not in metrics:
-            return False
+        if "loss" not in metrics or not metrics.keys().isdisjoint(_COUNTERS):
+            return False  # (a row that counts for itself, `| epoch 3 | lm loss: 2.0 |`, is not a cut record)
         out.step(None, metrics, time=time)
         return True
 

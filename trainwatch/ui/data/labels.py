@@ -68,13 +68,12 @@ def title_for(name: str) -> str:
 
 def default_charts(present: Iterable[str]) -> list[str]:
     """DEFAULT_CHARTS the log has, keeping only the best metric of each throughput family; a log
-    with none of them (CatBoost's `learn` / `test`, a loop's own names) charts its own metrics, in
-    the order given, rather than an empty Overview."""
-    given = list(present)
-    have = set(given)
+    with none of them (CatBoost's `learn` / `test`, a loop's own names) charts its own metrics, by
+    name, rather than an empty Overview."""
+    have = set(present)
     skip = {m for family in CHART_FAMILIES for m in [n for n in family if n in have][1:]}
     usual = [m for m in DEFAULT_CHARTS if m in have and m not in skip]
-    return usual or [m for m in given if m != "epoch"]
+    return usual or sorted(m for m in have if m != "epoch")  # (the compare view passes a set)
 
 
 def rank_label(key: RankKey, many_sources: bool, many_hosts: bool = False) -> str:
