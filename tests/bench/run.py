@@ -205,8 +205,8 @@ def python_floor(path: Path) -> dict[str, float]:
 def hostile() -> None:
     """Damaged lines cost time in proportion to their length: every real line of the hostile
     corpus (tests/hostile/_hostile_corpus.py) with each number made 3,000 digits long, then with
-    each run of whitespace 3,000 times longer, then each run of dashes or dots 1,500 times, through
-    every parser. A regex that backtracks
+    each run of whitespace 3,000 times longer, then each run of dashes or dots 1,500 times, then each
+    word 3,000 letters long, through every parser. A regex that backtracks
     through such a run from each of its characters costs the square of the run instead
     (`\\d+/\\d+ \\[` did, a second per 35 KB line; torchtitan's `\\]\\s+...\\s-\\sstep:` and the field
     reader's prefix, from each dash of a run, took seconds)."""
@@ -216,7 +216,8 @@ def hostile() -> None:
     from _hostile_corpus import corpus, run_lines
 
     print(
-        "\n1c. hostile lines: every corpus line, its numbers 3,000 digits long / its spaces 3,000x / its dashes 1,500x"
+        "\n1c. hostile lines: every corpus line, its numbers 3,000 digits long / its spaces 3,000x / its dashes"
+        " 1,500x / its words 3,000 letters long"
     )
     lines = corpus()
     run_lines([lines[0]])  # (first use: patterns compiled)
@@ -224,6 +225,8 @@ def hostile() -> None:
         ("numbers", re.compile(r"\d+"), lambda m: (m.group() * 3000)[:3000]),
         ("spaces", re.compile(r"\s+"), lambda m: m.group() * 3000),
         ("dashes, dots", re.compile(r"[.\-=_*#/]+"), lambda m: m.group() * 1500),
+        # (CNTK's `name = value` pairs were tried from each letter of a long word: seconds a line)
+        ("words", re.compile(r"[A-Za-z]+"), lambda m: (m.group() * 1500)[:3000]),
     )
     for what, pattern, longer in damages:
         worst: tuple[float, float, str] = (0.0, 0.0, "")
