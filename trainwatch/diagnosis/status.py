@@ -211,7 +211,7 @@ def _rank_text(e: Event) -> str:
     return f"{rank_name(e.rank, e.host)} " if e.rank is not None else ""
 
 
-def _where(step: int | None, reports: bool = False) -> str:
+def where_in_run(step: int | None, reports: bool = False) -> str:
     """Where in the run: `reports`, steps were read whose log numbers none (CNTK, a cut record)."""
     if step is not None:
         return f" after step {step}"
@@ -306,7 +306,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             said = failure_sentence(cause)
             ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
             return RunStatus(
-                "crashed", f"{said}{_where(last_step, reports)}", ranks, failure=cause, cause=said, **common
+                "crashed", f"{said}{where_in_run(last_step, reports)}", ranks, failure=cause, cause=said, **common
             )
         if finish is not None:
             said = (
@@ -320,7 +320,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             hang = first_by_order(hangs, source_order)
             assert hang is not None
             hung = f"hung in a collective: {failure_sentence(hang)}"
-            reason, said = hung + _where(last_step, reports), hung
+            reason, said = hung + where_in_run(last_step, reports), hung
             root = root_cause_event(store, index)
             if root is not None and root is not hang:
                 first = f"; first failure: {failure_sentence(root)}"

@@ -6,7 +6,7 @@ import re
 
 from trainwatch.diagnosis.events import EventIndex, root_cause_event
 from trainwatch.diagnosis.findings.finding import Finding
-from trainwatch.diagnosis.status import RunStatus, failure_sentence, rank_name
+from trainwatch.diagnosis.status import RunStatus, failure_sentence, rank_name, where_in_run
 from trainwatch.records import Event
 from trainwatch.store.store import Store
 
@@ -84,12 +84,7 @@ def crash_finding(store: Store, status: RunStatus, index: EventIndex) -> Finding
     root = root_cause_event(store, index)
     ranks = (root.rank,) if root is not None and root.rank is not None else ()
     steps = (status.last_step,) if status.last_step is not None else ()
-    if status.last_step is not None:
-        where = f" after step {status.last_step}"
-    elif any(store.step_records.values()):
-        where = " after its last report (the log numbers no steps)"
-    else:
-        where = " before the first step"
+    where = where_in_run(status.last_step, any(store.step_records.values()))
     message = f"the run crashed{where}: {failure_sentence(cause)}"
     return Finding("crash", "error", ranks, steps, message, _crash_remedy(cause, failures[-8:]))
 

@@ -188,6 +188,12 @@ def _counted_report(reading: Reading) -> bool:
     )
 
 
+def _release(out: Emitter, held: list[_Held]) -> None:
+    """Held lines go out as the steps they were, with their own line and time."""
+    for h in held:
+        out.step(h.step, h.metrics, time=h.time, line=h.line)
+
+
 def parse_fields(text: str) -> tuple[int, dict[str, float]] | None:
     """The step and numeric fields of a lone line (no epoch counting across lines), or None."""
     reading = read_fields(text)
@@ -445,8 +451,7 @@ class GenericParser(Parser):
             self._goes_on(step, reading) or (block and reading.step is not None) or _counted_report(reading)
         ):
             template.confirmed = True  # a dict block naming its step is a report, not a config dump
-            for h in template.held:  # its earlier lines, held until now, go first (`iter 1: acc 0.50`)
-                out.step(h.step, h.metrics, time=h.time, line=h.line)
+            _release(out, template.held)  # its earlier lines, held until now, go first (`iter 1: acc 0.50`)
             template.held = []
         if template.confirmed:
             self._emit(out, step, metrics, time, line_no)
@@ -454,8 +459,7 @@ class GenericParser(Parser):
             return True
         held = template.held
         if held and step > held[-1].step:
-            for h in sorted(held + self._held_within(template, held[-1], step), key=lambda h: h.line):
-                out.step(h.step, h.metrics, time=h.time, line=h.line)
+            _release(out, sorted(held + self._held_within(template, held[-1], step), key=lambda h: h.line))
             template.held = []
             template.confirmed = True
             self._emit(out, step, metrics, time, line_no)
