@@ -278,6 +278,8 @@ SYNONYMS: dict[str, str] = {
     "total_grad_norm": "grad_norm",
     "grad_l2_norm": "grad_norm",
     "valid_loss": "eval_loss",
+    "main_loss": "loss",  # Chainer's reporter: `main/loss` is the updater's target link's loss
+    "validation_main_loss": "eval_loss",  # Chainer's Evaluator: `validation/main/loss`
     "dev_loss": "eval_loss",
     "val_lm_loss": "eval_loss",
     "validation_lm_loss": "eval_loss",

@@ -163,3 +163,27 @@ def test_debug_prints_over_a_bar() -> None:
     assert [e.data["metric"] for e in events(records, "nan")] == ["loss"]
     # a tensor printed without grad_fn (an evaluation value, a dataset statistic) once is no progress
     assert steps(feed(["loss tensor(0.6924, device='cuda:0')"])) == []
+
+
+def test_an_epoch_table_goes_on_after_other_output_but_not_backwards() -> None:
+    """Chainer's PrintReport rows come between its progress bar's lines: the table is still read
+    after them. A line of numbers whose step goes back, or that holds words, is not one of its rows."""
+    records = feed(
+        (
+            "epoch       iteration   main/loss   validation/main/loss  elapsed_time\n"
+            "0           100         622.995                           114.502\n"
+            "       100 iter, 0 epoch / 100 epochs\n"
+            "1           200         500.5       480.25                152.819\n"
+            "took a while to get here\n"
+            "0           50          9.0         9.0                   1.0\n"
+            "note        300         done        now                   2.0\n"
+            "1           300         450.0       430.0                 190.0\n"
+        ).splitlines()
+    )
+    got = steps(records)
+    assert [(s.step, s.metrics.get("loss"), s.metrics.get("eval_loss")) for s in got] == [
+        (100, 622.995, None),
+        (200, 500.5, 480.25),
+        (300, 450.0, 430.0),
+    ]
+    assert all("iteration" not in s.metrics for s in got)  # the step column is the step, not a metric

@@ -204,7 +204,17 @@ class HeaderTableParser(Parser):
             "epoch       iteration   main/loss   main/loss_ctc  validation/main/loss  main/acc\n"
             "0           100         622.995     1544.82                              0.000281725\n"
             "1           300         500.1       1400.2         480.5                 0.0003\n",
-            steps=((100, {"epoch": 0, "main_loss": 622.995}), (300, {"epoch": 1, "validation_main_loss": 480.5})),
+            steps=((100, {"epoch": 0, "loss": 622.995}), (300, {"epoch": 1, "loss": 500.1, "eval_loss": 480.5})),
+        ),
+        Sample(  # espnet/espnet PR #1138: Chainer's ProgressBar prints between the rows; the rows go on
+            "epoch       iteration   main/loss   main/loss_ctc  elapsed_time\n"
+            "0           100         622.995     1544.82        114.502\n"
+            "     total [..................................................]  0.00%\n"
+            "this epoch [..................................................]  0.21%\n"
+            "       100 iter, 0 epoch / 100 epochs\n"
+            "       inf iters/sec. Estimated time to finish: 0:00:00.\n"
+            "0           200         677.669     1669.19        152.819\n",
+            steps=((100, {"epoch": 0, "loss": 622.995}), (200, {"epoch": 0, "loss": 677.669})),
         ),
         Sample(  # Lightning-AI/pytorch-lightning issue #32467: CSVLogger's metrics.csv pasted (empty cells)
             "epoch,step,train_loss_epoch,train_loss_step,val_loss\n"
@@ -223,20 +233,25 @@ class HeaderTableParser(Parser):
         self._header: list[str] | None = None
         self._step_col = 0
         self._starts: list[int] = []  # where each column of a space-aligned header starts
+        # Other output came after the last row (Chainer's progress bar prints between its rows):
+        # the table may go on, but only with a row of numbers whose step does not go back.
+        self._interrupted = False
+        self._last_step = -1
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if line.kind is Kind.FRAME or not text.strip():
             return False
         if self._header is not None:
-            if _DASHES.match(text):
+            if _DASHES.match(text) and not self._interrupted:
                 return True
             cells = _cells(text)
-            if len(cells) == len(self._header):
-                return self._row(cells, out)
-            placed = self._by_position(text) if self._starts and len(cells) < len(self._header) else None
-            if placed is not None:
-                return self._row(placed, out)
-            self._header = None
+            row = cells if len(cells) == len(self._header) else None
+            if row is None and self._starts and len(cells) < len(self._header):
+                row = self._by_position(text)
+            if row is not None and (not self._interrupted or self._resumes(row)) and self._row(row, out):
+                self._interrupted = False
+                return True
+            self._interrupted = True  # (the header is kept; a header below replaces it)
         if "  " not in text and "\t" not in text and "|" not in text and not _csv(text):
             return False
         cells = _cells(text)
@@ -251,6 +266,8 @@ class HeaderTableParser(Parser):
         if not any("loss" in n or "acc" in n for n in names):
             return False
         self._header = names
+        self._interrupted = False
+        self._last_step = -1
         spaced = not _csv(text) and "|" not in text and "\t" not in text
         self._starts = [m.start() for m in _COLS.finditer(text)] if spaced else []
         # `epoch,step,train_loss_step,...`: the step column numbers the rows, the epoch is a value
@@ -269,11 +286,18 @@ class HeaderTableParser(Parser):
             cells[col] = m.group(0)
         return cells if cells[self._step_col] else None
 
+    def _resumes(self, cells: list[str]) -> bool:
+        """A row after other output: every cell a number (or a wall time), its step not going back."""
+        values = [c.rstrip("+* ") for c in cells if c]
+        if len(values) < 2 or not all(parse_number(v) is not None or _CLOCK.match(v) for v in values):
+            return False
+        step = parse_number(cells[self._step_col].rstrip("+* "))
+        return step is not None and step >= self._last_step
+
     def _row(self, cells: list[str], out: Emitter) -> bool:
         header = self._header or []
         step_raw = parse_number(cells[self._step_col].rstrip("+* "))
         if step_raw is None or not step_raw.is_integer() or step_raw < 0:
-            self._header = None
             return False
         metrics: dict[str, float] = {}
         for name, cell in zip(header, cells, strict=True):
@@ -288,7 +312,9 @@ class HeaderTableParser(Parser):
             metrics["epoch"] = step_raw
         else:
             metrics.pop("step", None)
+            metrics.pop(field_name(header[self._step_col], ""), None)  # (`iteration`: the step itself)
         if len(metrics) < 2 and "epoch" in metrics:
             return False
+        self._last_step = int(step_raw)
         out.step(int(step_raw), metrics)
         return True
