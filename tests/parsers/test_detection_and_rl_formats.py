@@ -187,3 +187,26 @@ def test_an_epoch_table_goes_on_after_other_output_but_not_backwards() -> None:
         (300, 450.0, 430.0),
     ]
     assert all("iteration" not in s.metrics for s in got)  # the step column is the step, not a metric
+
+
+def test_openai_logger_blocks_take_their_step_from_step_or_steps() -> None:
+    """baselines' `dump_tabular` (deepq: `steps`) and guided/improved-diffusion's (`step 1.11e+04`)."""
+    rule = "-" * 38
+    records = feed(
+        [
+            rule,
+            "| % time spent exploring  | 1        |",
+            "| episodes                | 5100     |",
+            "| mean 100 episode reward | -21      |",
+            "| steps                   | 4008662  |",
+            rule,
+            "------------------------",
+            "| grad_norm | 0.0913   |",
+            "| loss      | 0.0621   |",
+            "| step      | 1.11e+04 |",
+            "------------------------",
+        ]
+    )
+    got = steps(records)
+    assert [s.step for s in got] == [4008662, 11100]
+    assert got[1].metrics["loss"] == 0.0621 and "step" not in got[1].metrics

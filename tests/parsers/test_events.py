@@ -506,3 +506,23 @@ def test_checkpoint_saves_in_more_words() -> None:
     for text in saves:
         assert len(events(feed([text]), "checkpoint")) == 1, text
     assert events(feed(["Saving the dataset (1/1 shards)", "saving state of the art results"]), "checkpoint") == []
+
+
+def test_ctrl_c_echoed_alone_is_an_interrupt() -> None:
+    got = events(feed(["tick 3     kimg 18.2     sec/tick 652.4", "^C"]), "signal")
+    assert [(e.message, e.data["signal"]) for e in got] == [("^C", "SIGINT")]
+    assert events(feed(["press ^C to stop", "a^Cb"]), "signal") == []
+
+
+def test_a_save_to_a_weights_file_is_a_checkpoint() -> None:
+    got = events(
+        feed(
+            [
+                "save_checkpoint_lora_file: saving to checkpoint-10.gguf",
+                "save_as_llama_lora: saving to lora.bin",
+                "saving to disk the dataset index",
+            ]
+        ),
+        "checkpoint",
+    )
+    assert [e.data["path"] for e in got] == ["checkpoint-10.gguf", "lora.bin"]

@@ -341,13 +341,39 @@ def test_what_is_not_a_duration_in_parts_reads_as_before(line: str, metrics: dic
 
 
 def test_the_first_line_is_read_when_its_durations_print_other_units_later() -> None:
-    # CatBoost (issue 541): `remaining: 1m 10s` on the first line, `33s` after; `total: 70.1ms`, then `3.7s`
+    # As CatBoost prints them (issue 541): `remaining: 1m 10s` on the first line, `33s` after; `total:
+    # 70.1ms`, then `3.7s` (CatBoost's own lines are `gbdt`'s: the same times in a loop of one's own)
     got = _steps(
         [
-            "0:\tlearn: 0.6569860\ttest: 0.6570642\tbest: 0.6570642 (0)\ttotal: 70.1ms\tremaining: 1m 10s",
-            "100:\tlearn: 0.1697219\ttest: 0.1530068\tbest: 0.1530068 (100)\ttotal: 3.7s\tremaining: 33s",
+            "iter 0:\ttrain_loss: 0.6569860\tval: 0.6570642\ttotal: 70.1ms\tremaining: 1m 10s",
+            "iter 100:\ttrain_loss: 0.1697219\tval: 0.1530068\ttotal: 3.7s\tremaining: 33s",
         ]
     )
     assert [step for step, _ in got] == [0, 100]
     assert got[0][1]["remaining_s"] == 70.0
     assert got[1][1]["total_s"] == 3.7
+
+
+def test_a_counter_named_for_the_whole_run_is_the_step_across_epochs() -> None:
+    """YOLO v1 (PR #88): `total step: [n/M]` counts the run, `batch step [i/40]` the epoch."""
+    got = _steps(
+        [
+            "epoch: [1/16000], total step: [30/640000], batch step [30/40], lr: [0.001], total_loss: 578.5856",
+            "epoch: [1/16000], total step: [40/640000], batch step [40/40], lr: [0.001], total_loss: 234.9386",
+            "epoch: [2/16000], total step: [50/640000], batch step [10/40], lr: [0.001], total_loss: 93.6655",
+        ]
+    )
+    assert [(step, m["loss"], m["total_steps"]) for step, m in got] == [
+        (30, 578.5856, 640000.0),
+        (40, 234.9386, 640000.0),
+        (50, 93.6655, 640000.0),
+    ]
+
+
+def test_a_step_time_printed_as_a_clock() -> None:
+    """llama.cpp's `dt=00:04:59`; `time` and `eta` as clocks stay unread (they are as often the time so far)."""
+    assert read_fields("train_opt_callback: iter=    70 loss=4.948237 dt=00:04:59 eta=03:29:33 |--->").metrics == {
+        "loss": 4.948237,
+        "step_time_s": 299.0,
+    }
+    assert read_fields("step 5 loss 1.0 time: 0:12:03 eta 1:00:00").metrics == {"loss": 1.0}

@@ -25,7 +25,15 @@ import string
 from dataclasses import dataclass
 from functools import lru_cache
 
-from trainwatch.names import BATCH_KEYS, COUNTER_KEYS, EPOCH_KEYS, STOP_WORDS, field_name, settle_weak
+from trainwatch.names import (
+    BATCH_KEYS,
+    COUNTER_KEYS,
+    EPOCH_KEYS,
+    STEP_TIME_KEYS,
+    STOP_WORDS,
+    field_name,
+    settle_weak,
+)
 from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 
 # The logging prefix, one part at a time: timestamps, levels, logger and file:line labels.
@@ -171,6 +179,7 @@ class Reading:
     inner_total: int | None = None
     epoch_total: int | None = None  # `Epoch 3/10`
     evaluating: bool = False  # the counter follows `val`/`eval`/`test`: evaluation batches
+    step_global: bool = False  # the step counter's name says it counts the whole run (`global_step`, `total step`)
 
 
 def prefix_end(text: str) -> int:
@@ -476,12 +485,22 @@ _GLOBAL_COUNTERS = frozenset(
 )
 
 
+# `total step: [10/640000]`, `overall_iter 12`: a counter named for the whole run (YOLO v1's
+# `epoch: [1/16000], total step: [10/640000], batch step [10/40]`), not one within the epoch.
+# A step's duration printed as a clock (`dt=00:04:59`) after a label that can only mean one step's
+# time (not `time`, which is as often the time since the start, nor `eta`).
+_CLOCK_DURATION = re.compile(r"(\d{1,3}):([0-5]\d):([0-5]\d(?:\.\d{1,9})?)(?![\d:])")
+_CLOCK_STEP_TIME = STEP_TIME_KEYS - {"time"}
+_RUN_WIDE = re.compile(r"(?:total|global|overall)_(?:step|steps|iter|iters|iteration|iterations)$")
+_RUN_WIDE_BEFORE = re.compile(r"(?:[Tt]otal|TOTAL|[Gg]lobal|GLOBAL|[Oo]verall)[ _]$")
+
+
 @lru_cache(maxsize=1024)
 def _counter_rank(key: str) -> int:
     """Which of two step counters on one line is the run's step: a global one (2), one named for
     steps (1), any other (`iter`, `updates`: 0)."""
     norm = key.lower().replace(" ", "_").replace("-", "_")
-    if norm in _GLOBAL_COUNTERS:
+    if norm in _GLOBAL_COUNTERS or _RUN_WIDE.match(norm):
         return 2
     return 1 if norm.split("_")[-1] in ("step", "steps") else 0
 
@@ -520,6 +539,8 @@ def read_fields(text: str) -> Reading | None:
                 inner, inner_total = bn, of
             elif bkind == "step" and step is None:
                 step, total, step_rank = bn, of, _counter_rank(bc.group("key"))
+                if _RUN_WIDE_BEFORE.search(text, max(lo, bc.start() - 8), bc.start()):
+                    step_rank = 2  # `total step: [10/640000]` (the pattern's key is the last word)
             else:
                 continue
             counted_ends.append(bc.span("n") if bc.group("n") else (bc.start("pn"), bc.end("pm")))
@@ -537,6 +558,13 @@ def read_fields(text: str) -> Reading | None:
             continue
         raw = m.group("val")
         if text.startswith(":", end) and text[end + 1 : end + 2].isdigit():
+            clock = _CLOCK_DURATION.match(text, start) if raw.isdigit() else None
+            if clock is not None:  # llama.cpp `dt=00:04:59`: a step's time as a clock
+                key = label_of(text[max(cut, start - _KEY_WINDOW) : start])
+                if key is not None and key.lower() in _CLOCK_STEP_TIME:
+                    h, mi, sec = clock.groups()
+                    metrics.setdefault("step_time_s", int(h) * 3600 + int(mi) * 60 + float(sec))
+                    parts_end = clock.end()
             continue  # a clock time (`ETA 00:04:16`), a ratio or a port, not a value
         if text.startswith("-", end) and _DATE_REST.match(text, end):
             continue  # a date (`TIME: 2025-08-19 14:22:56`), not a value
@@ -656,4 +684,5 @@ def read_fields(text: str) -> Reading | None:
         inner_total=inner_total,
         epoch_total=epoch_total,
         evaluating=evaluating,
+        step_global=step_rank == 2,
     )

@@ -43,6 +43,12 @@ _CKPT_PATTERNS = (
         r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step)\b.*"
         r"|\s*\.{0,3}\s*$)"
     ),
+    # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
+    # saving to checkpoint-10.gguf`, `saving to lora.bin`, `Saved to ./out/ckpt_3.pt`
+    re.compile(
+        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:to|into)\s+['\"]?(?P<path4>[^\s'\"]*(?:checkpoint|ckpt)[^\s'\"]*"
+        r"|[^\s'\"]+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack|gguf|pdparams))['\"]?\s*\.{0,3}$"
+    ),
     # TF's `Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1` is above; a bare file:
     # `Saving ./log/2024-11-15_10-24-32/000000097.pth`
     re.compile(

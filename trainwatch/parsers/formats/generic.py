@@ -137,8 +137,14 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
     metrics = dict(reading.metrics)
     if reading.epoch is not None:
         metrics.setdefault("epoch", reading.epoch)
-    if reading.step is not None and reading.total is not None and reading.epoch_total is not None:
+    if (
+        reading.step is not None
+        and reading.total is not None
+        and reading.epoch_total is not None
+        and not reading.step_global
+    ):
         # `epoch: 2/300, iter: 10/12` (YOLOX): both counted against their totals, the iteration within the epoch
+        # (not `total step: [10/640000]`, which counts the whole run)
         reading = replace(reading, step=None, total=None, inner=reading.step, inner_total=reading.total)
     if reading.step is not None:
         if reading.total is not None and reading.total >= reading.step:

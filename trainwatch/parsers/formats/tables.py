@@ -30,7 +30,17 @@ _KV_ROW = re.compile(r"^\|\s*(?P<key>[^|]*?)\s*\|\s*(?P<value>[^|]*?)\s*\|\s*$")
 # Ray (>= 2.5) result boxes: `╭───╮`, a title row, `├───┤`, `│ loss      50 │` rows, `╰───╯`.
 _BOX_RULE = re.compile(r"^\s*[╭├┌╰└][─━]{8,}[╮┤┐╯┘]\s*$")
 _BOX_ROW = re.compile(r"^\s*│ ?(?P<key>\S.*?)(?:\s{2,}(?P<value>\S+))?\s*│\s*$")
-_BLOCK_STEP_KEYS = ("total_timesteps", "timesteps_total", "num_env_steps_sampled", "iterations", "training_iteration")
+# (OpenAI baselines' logger, also guided/improved-diffusion's: `| steps | 4008662 |`, `| step | 1.11e+04 |`)
+_BLOCK_STEP_KEYS = (
+    "total_timesteps",
+    "timesteps_total",
+    "num_env_steps_sampled",
+    "iterations",
+    "training_iteration",
+    "step",
+    "steps",
+    "timesteps",
+)
 _BLOCK_STEP_TIME = "time_this_iter_s"  # Ray: the seconds of this training iteration
 _MAX_ROWS = 200
 
