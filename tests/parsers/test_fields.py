@@ -377,3 +377,15 @@ def test_a_step_time_printed_as_a_clock() -> None:
         "step_time_s": 299.0,
     }
     assert read_fields("step 5 loss 1.0 time: 0:12:03 eta 1:00:00").metrics == {"loss": 1.0}
+
+
+def test_humanized_numbers_keep_their_line_shape_as_they_grow() -> None:
+    """picotron: `Tokens/s:  199.02`, then `1.68K`, then `10.61K` is one shape (every step is read)."""
+    got = _steps(
+        [
+            "Step: 1     | Loss: 10.9062 | Tokens/s:  199.02 | Tokens/s/GPU:   24.88",
+            "Step: 2     | Loss: 8.5469 | Tokens/s:   1.68K | Tokens/s/GPU:  209.63",
+            "Step: 3     | Loss: 8.9219 | Tokens/s:  10.61K | Tokens/s/GPU:   1.33K",
+        ]
+    )
+    assert [(step, m["tokens_per_s"]) for step, m in got] == [(1, 199.02), (2, 1680.0), (3, 10610.0)]

@@ -95,6 +95,8 @@ def test_rank_equals_attributes_a_record_but_is_not_membership() -> None:
             0,
             "iter 34 step 35: iter time: 3372.20ms (optimizer.step)",
         ),
+        # aws-samples/awsome-distributed-training picotron README (indented as markdown code)
+        ("    [rank 2] Step: 1     | Loss: 10.9062", 2, "Step: 1     | Loss: 10.9062"),
     ],
 )
 def test_launcher_prefixes_are_split(line: str, rank: int, rest: str) -> None:

@@ -200,10 +200,14 @@ def prefix_end(text: str) -> int:
 _SHAPE_DURATION = re.compile(r"#(?:ms|us|µs|ns|s|sec|secs|min|mins|m|h|hr|d)(?: ?#(?:ms|s|m|h))*(?![\w/])")
 
 
+# A value's scale letter (`Tokens/s: 199.02`, then `1.68K`): humanized numbers keep their shape as they grow.
+_SHAPE_SCALE = re.compile(r"(?<=#)[KMBGTk](?![A-Za-z])")
+
+
 def shape_of(text: str) -> str:
     """The text with values masked and spaces folded; the padding of a right-aligned value inside brackets
     (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape, nor the units of a
-    duration (`#t`)."""
+    duration (`#t`), nor a value's scale letter (`#K`)."""
     if "[" in text:
         text = _GLYPH_BAR.sub("[~]", text)  # `[####      ]`, `[=====>....]`: a drawn bar, whatever its fill
     mask = _MASK
@@ -211,7 +215,7 @@ def shape_of(text: str) -> str:
         low = text.lower()
         if "nan" not in low and "inf" not in low:
             mask = _MASK_NUMBERS
-    shape = _SHAPE_DURATION.sub("#t", " ".join(mask.sub("#", text).split()))
+    shape = _SHAPE_SCALE.sub("", _SHAPE_DURATION.sub("#t", " ".join(mask.sub("#", text).split())))
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 

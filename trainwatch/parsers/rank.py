@@ -22,9 +22,10 @@ import re
 #   [1,5]<stdout>:  OpenMPI `mpirun --tag-output` (job id, rank); SageMaker adds `mpirank:` and the host
 #   [rank: 0]  Lightning's `rank_prefixed_message` (`rank_zero_info`, Fabric scripts' `[rank: 0] Seed set to 42`);
 #              ParlAI pads it: `[rank:  0]`
+#   [rank 2]  picotron's per-rank log lines (`[rank 2] Step: 1 | Loss: 10.9062 | ...`)
 _PREFIX = re.compile(
-    r"^(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\]"
-    r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:|\[rank: {1,2}(\d{1,9})(?!\d)\](?= ))\s?"
+    r"^[ \t]{0,8}(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\]"
+    r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:|\[rank:? {1,2}(\d{1,9})(?!\d)\](?= ))\s?"
 )
 # `srun -l` / `srun --label`: "3: " (task id, right-aligned when there are >= 10 tasks).
 _SRUN_LABEL = re.compile(r"^ *(\d{1,5}): ")
