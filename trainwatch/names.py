@@ -119,6 +119,7 @@ COUNTER_KEYS = frozenset(
         "optim_step",
         "opt_step",
         "global_iteration",
+        "acc_iter",  # OpenPCDet: the accumulated iteration, across epochs
         "global_batch_idx",
         "batch_idx_train",
         "total_steps_done",

@@ -389,3 +389,22 @@ def test_humanized_numbers_keep_their_line_shape_as_they_grow() -> None:
         ]
     )
     assert [(step, m["tokens_per_s"]) for step, m in got] == [(1, 199.02), (2, 1680.0), (3, 10610.0)]
+
+
+def test_openpcdet_accumulated_iteration_and_a_clock_that_drops_its_hours() -> None:
+    """OpenPCDet (PR #1229): `Acc_iter` counts the run; the ETA `[00:04/1:05:18]`, then `[00:15/04:48]`."""
+    got = _steps(
+        [
+            "Train:    1/3 ( 33%) [   0/323 (  0%)]  Loss: 516.7 (517.)  LR: 1.000e-04  Time cost: 00:04/21:46 "
+            "[00:04/1:05:18]  Acc_iter 1           Batch time: 4.04(4.04)",
+            "Train:    1/3 ( 33%) [  49/323 ( 15%)]  Loss: 36.77 (81.7)  LR: 1.351e-04  Time cost: 00:15/01:25 "
+            "[00:15/04:48]  Acc_iter 50          Batch time: 0.31(0.31)",
+            "Train:    1/3 ( 33%) [  99/323 ( 31%)]  Loss: 23.51 (54.8)  LR: 2.377e-04  Time cost: 00:27/01:00 "
+            "[00:27/03:55]  Acc_iter 100         Batch time: 0.20(0.27)",
+        ]
+    )
+    assert [(step, m["loss"], m["step_time_s"]) for step, m in got] == [
+        (1, 516.7, 4.04),
+        (50, 36.77, 0.31),
+        (100, 23.51, 0.2),
+    ]

@@ -207,7 +207,7 @@ _SHAPE_SCALE = re.compile(r"(?<=#)[KMBGTk](?![A-Za-z])")
 def shape_of(text: str) -> str:
     """The text with values masked and spaces folded; the padding of a right-aligned value inside brackets
     (`Time 60.000 (60.000)`, then `Time  1.175 ( 4.022)`) is not part of the shape, nor the units of a
-    duration (`#t`), nor a value's scale letter (`#K`)."""
+    duration (`#t`), nor a value's scale letter (`#K`), nor whether a clock prints its hours."""
     if "[" in text:
         text = _GLYPH_BAR.sub("[~]", text)  # `[####      ]`, `[=====>....]`: a drawn bar, whatever its fill
     mask = _MASK
@@ -216,6 +216,8 @@ def shape_of(text: str) -> str:
         if "nan" not in low and "inf" not in low:
             mask = _MASK_NUMBERS
     shape = _SHAPE_SCALE.sub("", _SHAPE_DURATION.sub("#t", " ".join(mask.sub("#", text).split())))
+    if "#:#:#" in shape:  # a clock with its hours, or without them (`[00:04/1:05:18]`, then `[00:15/04:48]`)
+        shape = shape.replace("#:#:#", "#:#")
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 
@@ -485,6 +487,7 @@ def _counter_kind(key: str) -> str | None:
 
 _GLOBAL_COUNTERS = frozenset(
     {"global_step", "globalstep", "global_steps", "trainer_global_step", "train_global_step", "global_iteration"}
+    | {"acc_iter"}
     | {"total_train_updates", "total_updates", "num_updates"}
 )
 
