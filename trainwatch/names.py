@@ -444,6 +444,27 @@ CONTRACT_METRICS = frozenset(CANONICAL.values()) | {"tokens_per_s_per_gpu", "max
 _SOURCE_FILE = re.compile(r"\.(?:py|cpp|cc|cu|cuh|h|hpp|c|rs|go|java)\b")
 
 
+# Namespaces that only group a figure, not name whose it is: Catalyst's `_base/lr` and
+# `_timers/batch_time`, `optim/lr`, `perf/step_time`, `timers/data_time` (unlike `G/loss` or `val/loss`).
+_NAMESPACES = frozenset(
+    "base timers timer time times train training optim optimizer perf performance throughput speed metrics"
+    " stats info misc general sys system progress".split()
+)
+
+
+def _namespaced(label: str) -> str | None:
+    """The name of `group/name` when the group is a mere namespace and the name a known one."""
+    head, _, tail = label.rpartition("/")
+    group = snake(head.rsplit("/", 1)[-1])
+    if not group or not (group in _NAMESPACES or head.lstrip().startswith("_")):
+        return None
+    leaf = snake(tail)
+    known = SYNONYMS.get(leaf) or CANONICAL.get(leaf)
+    if known is not None:
+        return known
+    return leaf if leaf in STEP_TIME_KEYS or leaf in DATA_TIME_KEYS else None
+
+
 @lru_cache(maxsize=8192)
 def field_name(label: str, unit: str) -> str:
     """The metric name of a printed label whose value came with `unit` ("" none, "%", "s", "gib", "/s").
@@ -460,6 +481,10 @@ def field_name(label: str, unit: str) -> str:
         if per in CONTRACT_METRICS:
             return per
     name = SYNONYMS.get(key) or CANONICAL.get(key) or key
+    if "/" in label and name not in CONTRACT_METRICS:
+        name = _namespaced(label) or name
+        if name in STEP_TIME_KEYS or name in DATA_TIME_KEYS:
+            key = name  # (`_timers/batch_time`: the step time, below)
     if unit == "%":
         return name if name.endswith("_pct") else name + "_pct"
     if unit == "s" or (unit == "" and (key in STEP_TIME_KEYS or key in DATA_TIME_KEYS)):

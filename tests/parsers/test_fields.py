@@ -408,3 +408,22 @@ def test_openpcdet_accumulated_iteration_and_a_clock_that_drops_its_hours() -> N
         (50, 36.77, 0.31),
         (100, 23.51, 0.2),
     ]
+
+
+def test_a_namespace_only_groups_a_name() -> None:
+    """`_base/lr`, `optim/lr`, `_timers/batch_time` are the learning rate and the step time; a
+    group that says whose figure it is (`G/loss`, `val/loss`) stays part of the name."""
+    from trainwatch.names import field_name
+
+    assert [field_name(x, "") for x in ("_base/lr", "optim/lr", "_timers/batch_time", "perf/step_time")] == [
+        "lr",
+        "lr",
+        "step_time_s",
+        "step_time_s",
+    ]
+    assert [field_name(x, "") for x in ("G/loss", "val/loss", "rollout/ep_rew_mean", "timers/forward")] == [
+        "g_loss",
+        "eval_loss",
+        "rollout_ep_rew_mean",
+        "timers_forward",
+    ]
