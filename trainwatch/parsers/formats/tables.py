@@ -226,6 +226,13 @@ class HeaderTableParser(Parser):
             "0           200         677.669     1669.19        152.819\n",
             steps=((100, {"epoch": 0, "loss": 622.995}), (200, {"epoch": 0, "loss": 677.669})),
         ),
+        Sample(  # explosion/spaCy issue #7083: `spacy train`'s table
+            "E    #       LOSS TOK2VEC  LOSS NER  ENTS_F  ENTS_P  ENTS_R  SCORE \n"
+            "---  ------  ------------  --------  ------  ------  ------  ------\n"
+            "  0       0          0.00     40.00    9.57    6.09   22.33    0.10\n"
+            "  0     200         35.70   2163.45   83.16   83.79   82.53    0.83\n",
+            steps=((0, {"epoch": 0, "loss_ner": 40.0}), (200, {"epoch": 0, "loss_tok2_vec": 35.7, "score": 0.83})),
+        ),
         Sample(  # Lightning-AI/pytorch-lightning issue #32467: CSVLogger's metrics.csv pasted (empty cells)
             "epoch,step,train_loss_epoch,train_loss_step,val_loss\n"
             "0,49,,0.6689074635505676,\n"
@@ -269,6 +276,8 @@ class HeaderTableParser(Parser):
             return False
         if all(map(_DIGIT.search, cells)):
             return False  # a row of values (no step column's name holds a digit): not a header
+        if "#" in cells and "E" in cells:  # spaCy's `spacy train` table: `E` the epoch, `#` the step
+            cells = ["epoch" if c == "E" else "step" if c == "#" else c for c in cells]
         names = [snake(c) for c in cells]
         step_cols = [i for i, n in enumerate(names) if n in _STEP_COLUMNS]
         if not step_cols or not all(n and not n[0].isdigit() for n in names):
