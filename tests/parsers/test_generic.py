@@ -397,3 +397,13 @@ def test_a_line_with_a_training_loss_beside_its_eval_loss_is_not_an_evaluation_r
     lines = ["Resuming from epoch 5, best_acc: 0.31"] + [f"loss: 0.5{i}, val_loss: 0.3{i}" for i in range(5)]
     got = steps(feed(lines, [GenericParser()]))
     assert [s.metrics["loss"] for s in got] == [0.5, 0.51, 0.52, 0.53, 0.54]
+
+
+def test_a_non_finite_loss_on_a_line_never_confirmed_is_still_an_event() -> None:
+    """DeepSpeech's only report, `Training of Epoch 0 - loss: inf`, is not a step (its shape never
+    repeats) but its inf is what the log said: a `nan` event at its line, at the end of the input."""
+    from _feed import events, feed, steps
+
+    records = feed(["I STARTING Optimization", "I Training of Epoch 0 - loss: inf", "I FINISHED optimization"])
+    assert steps(records) == []
+    assert [(e.line, e.message) for e in events(records, "nan")] == [(2, "loss is inf")]

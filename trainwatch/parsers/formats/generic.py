@@ -24,6 +24,7 @@ has E x (steps of an epoch) steps.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -82,6 +83,9 @@ MAX_HEADER_METRICS = 200
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
+
+
+_NAN_WATCHED = ("loss", "grad_norm", "eval_loss")  # (as the runner's merge watches a step's)
 
 
 @dataclass
@@ -404,6 +408,22 @@ class GenericParser(Parser):
 
     def finish(self, out: Emitter) -> None:
         self._close_header(out)
+        self._unconfirmed_non_finite(out)
+
+    def _unconfirmed_non_finite(self, out: Emitter) -> None:
+        """A line never confirmed as progress is not a step, but a NaN or inf loss it printed is
+        still what the log said (DeepSpeech's one `Training of Epoch 0 - loss: inf`): one `nan`
+        event per such line, at the end of the input."""
+        for template in self._templates.values():
+            if template.confirmed:
+                continue
+            found = [(h.metrics, h.line, h.step) for h in template.held]
+            found += [(metrics, line, None) for metrics, line, _time in template.uncounted]
+            for metrics, line_no, step in found:
+                bad = [n for n in _NAN_WATCHED if n in metrics and not math.isfinite(metrics[n])]
+                if bad:
+                    what = ", ".join(f"{n} is {metrics[n]}" for n in bad)
+                    out.event("nan", "error", what, {"metric": bad[0]}, step=step, line=line_no)
 
     def _counted(
         self, reading: Reading, line_no: int, time: str | None, out: Emitter, *, block: bool, text: str
