@@ -218,6 +218,7 @@ STOP_WORDS = frozenset(
 NOT_METRICS = frozenset(
     {
         "v_num",
+        "set",  # `VALID SET 0 LOSS:0.1780`: which data set, not a figure
         "pid",
         "port",
         "local_rank",

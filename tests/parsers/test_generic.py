@@ -407,3 +407,25 @@ def test_a_non_finite_loss_on_a_line_never_confirmed_is_still_an_event() -> None
     records = feed(["I STARTING Optimization", "I Training of Epoch 0 - loss: inf", "I FINISHED optimization"])
     assert steps(records) == []
     assert [(e.line, e.message) for e in events(records, "nan")] == [(2, "loss is inf")]
+
+
+def test_an_evaluation_of_a_held_step_goes_out_with_it() -> None:
+    """Ignite's handlers: `Training Results - Epoch[1]`, then `Validation Results - Epoch[1]` (its
+    figures are the evaluation's, `eval_*`), each shape confirmed only at epoch 2: one record per epoch."""
+    from _feed import feed, steps
+
+    got = steps(
+        feed(
+            [
+                "Training Results - Epoch[1] Avg accuracy: 0.95 Avg loss: 0.16",
+                "Time taken by a single epoch calculated by Timer: 73.73",
+                "Validation Results - Epoch[1] Avg accuracy: 0.95 Avg loss: 0.15",
+                "Training Results - Epoch[2] Avg accuracy: 0.97 Avg loss: 0.13",
+                "Validation Results - Epoch[2] Avg accuracy: 0.96 Avg loss: 0.13",
+            ]
+        )
+    )
+    assert [(s.step, s.metrics["loss"], s.metrics["eval_loss"], s.metrics["eval_avg_accuracy"]) for s in got] == [
+        (1, 0.16, 0.15, 0.95),
+        (2, 0.13, 0.13, 0.96),
+    ]

@@ -352,6 +352,8 @@ _EVAL_HEAD = re.compile(
 )
 _DATE_REST = re.compile(r"-\d{1,2}-\d{1,2}(?!\d)")
 _EVAL_ZH = re.compile("测试|验证")  # test, validation
+# What an evaluation line prints that is not the evaluation's own figure: the run's state.
+_NOT_EVALUATED = frozenset(("lr", "epoch", "total_steps", "loss_scale"))
 _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
@@ -677,8 +679,11 @@ def read_fields(text: str) -> Reading | None:
         and (_EVAL_HEAD.match(text, lo) or _EVAL_ZH.search(text, lo, lo + 16))
     ):
         # `Valid Summary | Epoch 1 | ce=6.651`, `Eval Epoch: 12 ... Loss: 6.9`, `Test: [ 0/79] Loss 0.52`:
-        # the line reports an evaluation, its loss is the evaluation loss
+        # the line reports an evaluation, its loss is the evaluation loss, its other figures the
+        # evaluation's (`Validation Results - Epoch[1] Avg accuracy: 0.95 Avg loss: 0.15`)
         metrics["eval_loss"] = metrics.pop("loss")
+        for name in [n for n in metrics if not n.startswith("eval_") and n not in _NOT_EVALUATED]:
+            metrics[f"eval_{name}"] = metrics.pop(name)
     if step is not None and "loss" not in metrics and EVAL_WORD.search(text, lo, lo + 40):
         evaluating = True
     return Reading(

@@ -88,6 +88,11 @@ UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its sh
 _NAN_WATCHED = ("loss", "grad_norm", "eval_loss")  # (as the runner's merge watches a step's)
 
 
+def _evaluation(metrics: dict[str, float]) -> bool:
+    """Figures of an evaluation only (no training loss beside them)."""
+    return "loss" not in metrics and any(name.startswith("eval_") for name in metrics)
+
+
 @dataclass
 class _Held:
     step: int
@@ -414,12 +419,11 @@ class GenericParser(Parser):
         """A line never confirmed as progress is not a step, but a NaN or inf loss it printed is
         still what the log said (DeepSpeech's one `Training of Epoch 0 - loss: inf`): one `nan`
         event per such line, at the end of the input."""
-        for template in self._templates.values():
-            if template.confirmed:
+        for shape, template in self._templates.items():
+            if template.confirmed or shape.startswith("header "):
                 continue
-            found = [(h.metrics, h.line, h.step) for h in template.held]
-            found += [(metrics, line, None) for metrics, line, _time in template.uncounted]
-            for metrics, line_no, step in found:
+            # (lines without a counter are not: `  eval_loss = nan` is the numerics module's to report)
+            for metrics, line_no, step in [(h.metrics, h.line, h.step) for h in template.held]:
                 bad = [n for n in _NAN_WATCHED if n in metrics and not math.isfinite(metrics[n])]
                 if bad:
                     what = ", ".join(f"{n} is {metrics[n]}" for n in bad)
@@ -503,12 +507,17 @@ class GenericParser(Parser):
         its last held line, with a step after its step and before `step` (DeiT's log.txt: epoch 249,
         then 250 with its test figures added, then 251). Had the progress been confirmed when they
         came, they would have gone on from it; they go out with it, in line order, and their shapes
-        are confirmed."""
+        are confirmed. An evaluation of the held step itself is inside too (Ignite's `Validation
+        Results - Epoch[1]` after its `Training Results - Epoch[1]`)."""
         found: list[_Held] = []
         for other in self._templates.values():
             if other is template or other.confirmed or not other.held:
                 continue
-            inside = [h for h in other.held if h.line > last.line and last.step < h.step < step]
+            inside = [
+                h
+                for h in other.held
+                if h.line > last.line and (last.step < h.step < step or (h.step == last.step and _evaluation(h.metrics)))
+            ]
             if inside:
                 found += inside
                 other.held = [h for h in other.held if h not in inside]
