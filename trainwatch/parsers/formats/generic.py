@@ -516,7 +516,8 @@ class GenericParser(Parser):
             inside = [
                 h
                 for h in other.held
-                if h.line > last.line and (last.step < h.step < step or (h.step == last.step and _evaluation(h.metrics)))
+                if h.line > last.line
+                and (last.step < h.step < step or (h.step == last.step and _evaluation(h.metrics)))
             ]
             if inside:
                 found += inside
