@@ -526,3 +526,16 @@ def test_a_save_to_a_weights_file_is_a_checkpoint() -> None:
         "checkpoint",
     )
     assert [e.data["path"] for e in got] == ["checkpoint-10.gguf", "lora.bin"]
+
+
+def test_saves_of_other_kinds_of_weights_are_checkpoints() -> None:
+    got = events(
+        feed(
+            [
+                "[ITER 7000] Saving Gaussians [11/07 13:58:39]",  # 3D Gaussian Splatting
+                "2024-01-03 08:15.28 [info     ] Model parameters are saved to d3rlpy_logs/CQL/model_5000.d3",
+            ]
+        ),
+        "checkpoint",
+    )
+    assert [(e.line, e.step) for e in got] == [(1, 7000), (2, None)]

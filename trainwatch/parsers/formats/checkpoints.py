@@ -38,10 +38,10 @@ _CKPT_PATTERNS = (
     # (PaddleOCR), `Saving LoRA weights to 'out/...'` (LitGPT), `saving model` alone (minGPT).
     re.compile(
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
-        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state)s?\b"
+        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state|[Gg]aussians)s?\b"
         r"(?:\s+for\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
         r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step)\b.*"
-        r"|\s*\.{0,3}\s*$)"
+        r"|\s*\.{0,3}\s*(?:\[[\d/:. -]{5,30}\])?\s*$)"  # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`)
     ),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
     # saving to checkpoint-10.gguf`, `saving to lora.bin`, `Saved to ./out/ckpt_3.pt`
@@ -55,12 +55,15 @@ _CKPT_PATTERNS = (
         r"^\s*[Ss]aving:? (?P<file>\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack))\s*\.{0,3}$"
     ),
     # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers)
+    # d3rlpy `Model parameters are saved to d3rlpy_logs/CQL/model_5000.d3`
     re.compile(
-        r"\b(?:[Cc]heckpoint|[Mm]odel|[Ww]eights|ckpt|[Ss]napshot)s?\s+(?:was\s+|is\s+|are\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
+        r"\b(?:[Cc]heckpoint|[Mm]odel(?: parameters| weights| state)?|[Ww]eights|ckpt|[Ss]napshot)s?"
+        r"\s+(?:was\s+|is\s+|are\s+|were\s+|has been\s+|have been\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
     ),
 )
 # `Iter 100: Saved adapter weights to ...`: the step the save belongs to, where the line says it.
-_CKPT_STEP = re.compile(r"^\s*(?:Iter|Iteration|Step|iter|iteration|step)\s*:?\s*(\d{1,18})\b")
+# (3D Gaussian Splatting: `[ITER 7000] Saving Gaussians`)
+_CKPT_STEP = re.compile(r"^\s*\[?(?:Iter|Iteration|Step|iter|iteration|step|ITER|STEP)\s*:?\s*(\d{1,18})\b")
 _MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d{1,18}(?!\d)) to ")
 _GLOBAL_STEP = re.compile(r"(.*/global_step\d+)/")
 
