@@ -138,9 +138,10 @@ def test_overflow_notes_lower_the_loss_scale() -> None:
             "2020-04-05 18:47:19 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale to: 64.0",
             "2021-01-01 00:00:00 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: 32.0",
             "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0",
+            "2025-04-10 16:54:20,197 [WARNING] overflow, still update, loss scale adjust to 1024.0",  # MindYOLO
         ]
     )
-    assert [e.data["new_scale"] for e in events(records, "overflow")] == [64, 32, 16384]
+    assert [e.data["new_scale"] for e in events(records, "overflow")] == [64, 32, 16384, 1024]
     assert events(feed(["integer overflow in tokenizer"]), "overflow") == []
 
 

@@ -9,6 +9,7 @@ where they are read (the runner); these are the lines that are not steps:
       eval_loss               =        nan               (HF Trainer's metrics summary)
     NOTE: overflow detected, setting loss scale to: 64.0 (fairseq)
     Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0 (apex amp)
+    overflow, still update, loss scale adjust to 1024.0 (MindSpore)
 
 A loop that stops on the non-finite loss (`stopping training`) exits: that is a `crash` too.
 """
@@ -36,8 +37,11 @@ _STOPS = re.compile(r"\b(?:stop(?:ping)?|terminat(?:e|ing)|exit(?:ing)?|abort(?:
 # (a loop's own unindented `training loss: nan`, printed again and again, is read as its steps).
 _KEY_LINE = re.compile(r"^\s+(?P<key>[A-Za-z][\w/ .-]{0,60}?)\s*[=:]\s*" + _VALUE + r"\s*$", re.I)
 _WATCHED = ("loss", "eval_loss", "grad_norm")
+# (MindSpore / MindYOLO: `overflow, still update, loss scale adjust to 1024.0`)
 _OVERFLOW = re.compile(
-    r"\boverflow\b.*?\b(?:setting|reducing|reduce|set) (?:the )?loss scale(?:r)? to:?\s*(?P<scale>\d[\d.eE+-]*)", re.I
+    r"\boverflow\b.*?(?:\b(?:setting|reducing|reduce|set) (?:the )?loss scale(?:r)? to"
+    r"|\bloss scale(?:r)? (?:adjust(?:ed)?|reduced|lowered|set) to):?\s*(?P<scale>\d[\d.eE+-]*)",
+    re.I,
 )
 
 
