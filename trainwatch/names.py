@@ -356,6 +356,10 @@ WEAK_SYNONYMS: dict[str, str] = {
 
 _AVERAGED_LOSS = re.compile(r"^(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_so_far|_avg)?$")
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
+# Words that make a `*_loss` another figure than the training loss (an evaluation's, a best so far).
+_NOT_TRAINING = frozenset(
+    "val valid validation eval evaluation test dev best min max smoothed avg average mean ema".split()
+)
 
 
 def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = frozenset()) -> None:
@@ -370,6 +374,11 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
             if key not in listed and _AVERAGED_LOSS.match(key):
                 metrics["loss"] = metrics.pop(key)
                 break
+    if "loss" not in metrics:
+        # `the cls_loss is : 3572.3`: the only loss a line prints is its loss (not one term of several)
+        losses = [k for k in metrics if k.endswith("_loss") and k not in listed]
+        if len(losses) == 1 and _NOT_TRAINING.isdisjoint(losses[0].split("_")):
+            metrics["loss"] = metrics.pop(losses[0])
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
         for key in metrics:

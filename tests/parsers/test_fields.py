@@ -427,3 +427,32 @@ def test_a_namespace_only_groups_a_name() -> None:
         "rollout_ep_rew_mean",
         "timers_forward",
     ]
+
+
+def test_the_only_loss_a_line_prints_is_its_loss() -> None:
+    """CLOCs: `now it is 50 steps  and the cls_loss is : tensor(3572.3164, ...)`: the label before the verb,
+    and a line's only `*_loss` is its loss; not one of several terms, nor an evaluation's or a best one."""
+    got = _steps(
+        [
+            "now it is 50 steps  and the cls_loss is : tensor(3572.3164, device='cuda:0') learning_rate:  0.0003",
+            "now it is 100 steps  and the cls_loss is : tensor(1367.9292, device='cuda:0') learning_rate:  0.0003",
+        ]
+    )
+    assert [(step, m["loss"]) for step, m in got] == [(50, 3572.3164), (100, 1367.9292)]
+    assert "loss" not in read_fields("step 3 cls_loss 0.5 box_loss 0.3").metrics
+    assert "loss" not in read_fields("step 3 valid_best_loss 0.5").metrics
+
+
+def test_a_step_line_then_its_figures_on_the_next_line() -> None:
+    """TI-SV: `current step: 94th step`, then `batch loss:3.179167` on the line under it."""
+    got = _steps(
+        [
+            "current step: 94th step",
+            "batch loss:3.179167",
+            "current step: 95th step",
+            "batch loss:3.3256493",
+            "current step: 96th step",
+            "batch loss:3.1144474",
+        ]
+    )
+    assert [(step, m["loss"]) for step, m in got] == [(94, 3.179167), (95, 3.3256493), (96, 3.1144474)]

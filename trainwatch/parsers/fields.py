@@ -357,6 +357,7 @@ _NOT_EVALUATED = frozenset(("lr", "epoch", "total_steps", "loss_scale"))
 _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
+_KEYWORD_AFTER = re.compile(r",\s*[A-Za-z_]\w*=")
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
 
@@ -418,8 +419,8 @@ def label_of(window: str) -> str | None:
     key = m.group("key")
     sep = bool(m.group("sep"))
     key_start = m.start()
-    if not sep and m.group("gap") and key.lower() in _COPULAS:
-        # `Total loss is  29.86`, `loss was 2.1`: the word before the verb is the label
+    if (sep or m.group("gap")) and key.lower() in _COPULAS:
+        # `Total loss is  29.86`, `loss was 2.1`, `the cls_loss is : 3572.3`: the word before the verb is the label
         w = _LAST_WORD.search(window, 0, m.start())
         if w is None:
             return None
@@ -638,6 +639,7 @@ def read_fields(text: str) -> Reading | None:
             name not in metrics
             and text[max(lo, start - 2) : start].strip()[-1:] in ("[", "(")
             and (text[end : end + 2].lstrip().startswith(","))
+            and not _KEYWORD_AFTER.match(text, end)  # (`tensor(3572.3, device='cuda:0')`: one value, not a list)
         ):
             listed.add(name)  # `Losses: [1.27, 4.04, ...]`: the first of several, not the whole
         metrics.setdefault(name, value)

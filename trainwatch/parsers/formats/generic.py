@@ -110,15 +110,20 @@ class _Header:
     line: int
     time: str | None
     metrics: dict[str, float] = field(default_factory=dict)
+    last: int = 0  # the line it took last (0: none yet)
 
-    def takes(self, text: str, reading: Reading) -> bool:
-        """An indented line of values with no counter of its own is one of the header's."""
-        if not text[:1].isspace() or reading.step is not None or reading.inner is not None or not reading.metrics:
+    def takes(self, text: str, reading: Reading, line_no: int) -> bool:
+        """A line of values with no counter of its own is one of the header's: indented, or right
+        under it (`current step: 94th step`, then `batch loss:3.179167`)."""
+        if reading.step is not None or reading.inner is not None or not reading.metrics:
+            return False
+        if not text[:1].isspace() and line_no != (self.last or self.line) + 1:
             return False
         if len(self.metrics) >= MAX_HEADER_METRICS:
             return False
         for name, value in reading.metrics.items():
             self.metrics.setdefault(name, value)
+        self.last = line_no
         return True
 
 
@@ -390,7 +395,7 @@ class GenericParser(Parser):
                 return wrapped
         reading = read_fields(text)
         if self._header is not None:
-            if reading is not None and self._header.takes(text, reading):
+            if reading is not None and self._header.takes(text, reading, line.no):
                 return True
             self._close_header(out)
         if reading is None:
