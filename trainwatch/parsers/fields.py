@@ -357,6 +357,7 @@ _NOT_EVALUATED = frozenset(("lr", "epoch", "total_steps", "loss_scale"))
 _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
+_UPPER_LABELS = COUNTER_KEYS | EPOCH_KEYS | BATCH_KEYS | frozenset(("loss", "lr"))
 _KEYWORD_AFTER = re.compile(r",\s*[A-Za-z_]\w*=")
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
 
@@ -429,8 +430,8 @@ def label_of(window: str) -> str | None:
         # `loss 2.31`: a plain word label and only spaces (or a quote) before the value.
         if m.group("open") or (not m.group("gap") and not m.group("q") and not m.group("vq")):
             return None
-        if key.lower() in STOP_WORDS or (key.isupper() and len(key) > 3):
-            return None
+        if key.lower() in STOP_WORDS or (key.isupper() and len(key) > 3 and key.lower() not in _UPPER_LABELS):
+            return None  # (`INFO 3`, `WARNING 2`: a level, not a label; `EPOCH 1`, `LOSS 2.3` are labels)
     before = window[:key_start]
     if before.endswith((".", "-", "/")) or before[-1:].isdigit():
         return None  # the tail of a dotted/hyphenated token: `v1.2 3`, `2024-01 5`
