@@ -119,6 +119,7 @@ COUNTER_KEYS = frozenset(
         "optim_step",
         "opt_step",
         "global_iteration",
+        "nupdates",  # wav2letter / flashlight: the updates so far (it does not restart per epoch)
         "acc_iter",  # OpenPCDet: the accumulated iteration, across epochs
         "global_batch_idx",
         "batch_idx_train",
@@ -356,6 +357,8 @@ WEAK_SYNONYMS: dict[str, str] = {
 
 _AVERAGED_LOSS = re.compile(r"^(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_so_far|_avg)?$")
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
+# An evaluation set's loss by its name: wav2letter's `dev-clean-loss`, `valid_0_loss`, `test-other-loss`.
+_EVAL_SET_LOSS = re.compile(r"^(?:dev|val|valid|validation|test|eval)_[a-z0-9_]{1,30}_loss$")
 # Words that make a `*_loss` another figure than the training loss (an evaluation's, a best so far).
 _NOT_TRAINING = frozenset(
     "val valid validation eval evaluation test dev best min max smoothed avg average mean ema".split()
@@ -382,7 +385,7 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
         for key in metrics:
-            if key == "test_loss" or key.endswith(_EVAL_LOSS_ENDS):
+            if key == "test_loss" or key.endswith(_EVAL_LOSS_ENDS) or _EVAL_SET_LOSS.match(key):
                 metrics["eval_loss"] = metrics.pop(key)
                 break
 
@@ -397,6 +400,7 @@ STEP_TIME_KEYS = frozenset(
         "iter_time",
         "batch_time",
         "btime",  # VISSL: the batch's time
+        "bch",  # wav2letter / flashlight: `bch(ms)`, the mean time of a batch
         "time_per_step",
         "time_per_iter",
         "time_per_iteration",
