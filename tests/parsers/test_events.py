@@ -539,3 +539,21 @@ def test_saves_of_other_kinds_of_weights_are_checkpoints() -> None:
         "checkpoint",
     )
     assert [(e.line, e.step) for e in got] == [(1, 7000), (2, None)]
+
+
+def test_each_save_at_an_iteration_is_its_own_checkpoint() -> None:
+    """NVIDIA Tacotron 2: `Saving model and optimizer state at iteration N to PATH`, one per save."""
+    got = events(
+        feed(
+            [
+                "Saving model and optimizer state at iteration 0 to /data/models/run/checkpoint_0",
+                "Train loss 0 48.220909 Grad Norm 13.484264 5.71s/it",
+                "Saving model and optimizer state at iteration 1000 to /data/models/run/checkpoint_1000",
+            ]
+        ),
+        "checkpoint",
+    )
+    assert [(e.step, e.data["path"]) for e in got] == [
+        (0, "/data/models/run/checkpoint_0"),
+        (1000, "/data/models/run/checkpoint_1000"),
+    ]

@@ -25,6 +25,11 @@ _CKPT_PATTERNS = (
     re.compile(r"^(?:.*\s)?(?:Saved|Saving) checkpoint to (\S+)"),
     # Megatron: `saving checkpoint at iteration    1000 to checkpoints/gpt2`
     re.compile(r"^\s*saving checkpoint at iteration\s+(?P<iteration>\d{1,18}(?!\d)) to (\S+)"),
+    # NVIDIA Tacotron 2 / WaveGlow: `Saving model and optimizer state at iteration 61000 to /ckpt/checkpoint_61000`
+    re.compile(
+        r"\b[Ss]aving (?:model|checkpoint)(?: and optimizer)?(?: state)? at (?:iteration|step) "
+        r"(?P<iteration>\d{1,18}(?!\d)) to (\S+)"
+    ),
     # mmengine: `Saving checkpoint at 5 epochs` / `Saving checkpoint at 2000 iterations`
     re.compile(r"\bSaving checkpoint at (?P<count>\d{1,18}(?!\d)) (?P<unit>epochs|iterations)\b"),
     # mmengine best: `The best checkpoint with 0.4590 coco/bbox_mAP at 5 epoch is saved to best_....pth.`
@@ -106,7 +111,8 @@ class Checkpoints:
                     return True  # another shard of the same DeepSpeed save
                 self._last_checkpoint = same_save
             at = _CKPT_STEP.match(body)
-            out.event("checkpoint", "info", body, data, line=line.no, step=int(at.group(1)) if at else None)
+            step = int(at.group(1)) if at else int(groups["iteration"]) if groups.get("iteration") else None
+            out.event("checkpoint", "info", body, data, line=line.no, step=step)
             # A message glued after a progress bar (`...| 500/500 [06:52<00:00]Model weights saved in`):
             # the bar before it is still offered to the formats that read bars.
             return not BAR_BEFORE.search(body, 0, m.start())
