@@ -377,17 +377,23 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
             if key not in listed and _AVERAGED_LOSS.match(key):
                 metrics["loss"] = metrics.pop(key)
                 break
-    if "loss" not in metrics:
-        # `the cls_loss is : 3572.3`: the only loss a line prints is its loss (not one term of several)
-        losses = [k for k in metrics if k.endswith("_loss") and k not in listed]
-        if len(losses) == 1 and _NOT_TRAINING.isdisjoint(losses[0].split("_")):
-            metrics["loss"] = metrics.pop(losses[0])
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
         for key in metrics:
             if key == "test_loss" or key.endswith(_EVAL_LOSS_ENDS) or _EVAL_SET_LOSS.match(key):
                 metrics["eval_loss"] = metrics.pop(key)
                 break
+
+
+def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str] = frozenset()) -> None:
+    """`the cls_loss is : 3572.3`, HiFi-GAN's `Gen Loss Total : 25.9`: the only loss a report prints
+    is its loss (not one term of several, nor an evaluation's or a best one). For a line with its own
+    counter: a block's line of one figure (Coqui's `| > loss_text_ce: 0.14`) is one term of many."""
+    if "loss" in metrics:
+        return
+    losses = [k for k in metrics if "loss" in k.split("_") and k not in listed]
+    if len(losses) == 1 and _NOT_TRAINING.isdisjoint(losses[0].split("_")):
+        metrics["loss"] = metrics.pop(losses[0])
 
 
 # Labels of the time one step takes (seconds unless a unit says otherwise).
@@ -401,6 +407,10 @@ STEP_TIME_KEYS = frozenset(
         "batch_time",
         "btime",  # VISSL: the batch's time
         "bch",  # wav2letter / flashlight: `bch(ms)`, the mean time of a batch
+        "s_b",  # HiFi-GAN: `s/b : 1.108`, seconds per batch
+        "sec_batch",
+        "s_batch",
+        "secs_batch",
         "time_per_step",
         "time_per_iter",
         "time_per_iteration",

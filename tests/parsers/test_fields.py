@@ -456,3 +456,24 @@ def test_a_step_line_then_its_figures_on_the_next_line() -> None:
         ]
     )
     assert [(step, m["loss"]) for step, m in got] == [(94, 3.179167), (95, 3.3256493), (96, 3.1144474)]
+
+
+def test_a_block_of_loss_terms_keeps_them_apart() -> None:
+    """Coqui's step block prints each loss term on a line of its own under its header: a line of one
+    term is not a report of its own, and the block's `loss` stays the loss."""
+    got = _steps(
+        [
+            " --> TIME: 2023-06-28 10:55:13 -- STEP: 0/3984 -- GLOBAL_STEP: 0",
+            "     | > loss_text_ce: 0.22755847871303558  (0.22755847871303558)",
+            "     | > loss_mel_ce: 5.383345127105713  (5.383345127105713)",
+            "     | > loss: 0.11689382791519165  (0.11689382791519165)",
+            " --> TIME: 2023-06-28 10:55:40 -- STEP: 200/3984 -- GLOBAL_STEP: 200",
+            "     | > loss_text_ce: 0.21218353509902954  (0.22)",
+            "     | > loss_mel_ce: 4.792850971221924  (4.9)",
+            "     | > loss: 0.1042715534567833  (0.11)",
+        ]
+    )
+    assert [(s, m["loss"], m["loss_text_ce"]) for s, m in got] == [
+        (0, 0.11689382791519165, 0.22755847871303558),
+        (200, 0.1042715534567833, 0.21218353509902954),
+    ]

@@ -32,6 +32,7 @@ from trainwatch.names import (
     STEP_TIME_KEYS,
     STOP_WORDS,
     field_name,
+    settle_sole_loss,
     settle_weak,
 )
 from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
@@ -676,6 +677,8 @@ def read_fields(text: str) -> Reading | None:
     if not metrics and step is None and epoch is None:
         return None
     settle_weak(metrics, listed)
+    if step is not None or inner is not None or epoch is not None:
+        settle_sole_loss(metrics, listed)
     if (
         "loss" in metrics
         and "eval_loss" not in metrics

@@ -30,6 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
+from trainwatch.names import settle_sole_loss
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import EVAL_WORD, Reading, prefix_end, read_fields
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
@@ -413,6 +414,7 @@ class GenericParser(Parser):
     def _close_header(self, out: Emitter) -> None:
         header, self._header = self._header, None
         if header is not None and header.metrics:
+            settle_sole_loss(header.metrics)  # (the block's figures are one report, counted by its header)
             reading = replace(header.reading, metrics=header.metrics, shape="header " + header.reading.shape)
             self._counted(reading, header.line, header.time, out, block=False, text="")
 
