@@ -477,3 +477,14 @@ def test_a_block_of_loss_terms_keeps_them_apart() -> None:
         (0, 0.11689382791519165, 0.22755847871303558),
         (200, 0.1042715534567833, 0.21218353509902954),
     ]
+
+
+def test_labels_in_brackets_and_loguru_locations() -> None:
+    """LION's loguru lines: `name:function:line - ` is the logging prefix, `[Loss] nan` and
+    `[step]  1574` are labels in brackets; a bracketed log level is not."""
+    r = read_fields(
+        "2023-01-25 01:03:05.674 | INFO     | trainers.base_trainer:train_epochs:256 - [R0] | E104 iter[ 14/ 15] "
+        "| [Loss] nan | [step]  1574 | [url] none"
+    )
+    assert r is not None and r.step == 1574 and math.isnan(r.metrics["loss"]) and "train_epochs" not in r.metrics
+    assert read_fields("[INFO] 3 workers started") is None

@@ -53,6 +53,7 @@ _PREFIX_PART = re.compile(
       | \[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\]?(?::[\w.<>-]*:)?
       | \[?\(?[\w.</][\w.<>/-]*\.py(?::\d+|\(\d+\))(?:\s+in\s+\w+)?\)?\]?
       | \[?(?:rank|Rank|RANK)\s*\d+\]?:?
+      | [A-Za-z_][\w.]{0,80}:[\w<>]{1,60}:\d{1,6}(?=\s+-\s)  # loguru: `trainers.base_trainer:train_epochs:256 - `
     )(?=[\s|\-:\]]|$))""",
     re.X,
 )
@@ -358,6 +359,7 @@ _NOT_EVALUATED = frozenset(("lr", "epoch", "total_steps", "loss_scale"))
 _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
+_BRACKET_KEY = re.compile(r"(?:^|[\s|,;])\[(?P<key>[A-Za-z][A-Za-z_ ./-]{0,30})\][ \t]+\Z")
 _UPPER_LABELS = COUNTER_KEYS | EPOCH_KEYS | BATCH_KEYS | frozenset(("loss", "lr"))
 _KEYWORD_AFTER = re.compile(r",\s*[A-Za-z_]\w*=")
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
@@ -415,6 +417,11 @@ def label_of(window: str) -> str | None:
     wrapped = wrapper_end(window)
     if wrapped is not None:  # `loss tensor(0.69, device=...)`: the wrapper is not the label
         window = window[: wrapped.start()] + " "
+    if window[-1:] in " \t" and window.rstrip(" \t").endswith("]"):
+        b = _BRACKET_KEY.search(window)  # LION's `| [Loss] nan | [step]  1574 |`: the label in brackets
+        if b is not None:
+            key = b.group("key")
+            return None if key.isupper() and len(key) > 3 and key.lower() not in _UPPER_LABELS else key
     m = key_end(window)
     if m is None:
         return None
