@@ -429,3 +429,16 @@ def test_an_evaluation_of_a_held_step_goes_out_with_it() -> None:
         (1, 0.16, 0.15, 0.95),
         (2, 0.13, 0.13, 0.96),
     ]
+
+
+def test_a_lone_bracketed_report_against_the_run_total_is_a_step() -> None:
+    """clovaai's text-recognition trainer (EasyOCR's too) reports once per validation interval:
+    `[0/300000] Train loss: 4.26103, Valid loss: 3.05733`; a Keras epoch's `313/313 ━━━` is not one."""
+    from _feed import feed, steps
+
+    got = steps(feed(["[0/300000] Train loss: 4.26103, Valid loss: 3.05733, Elapsed_time: 1.09714"]))
+    assert [(s.step, s.metrics["loss"], s.metrics["eval_loss"], s.metrics["total_steps"]) for s in got] == [
+        (0, 4.26103, 3.05733, 300000.0)
+    ]
+    keras = "313/313 ━━━━━━━━━━━━━━━━━━━━ 52s 158ms/step - accuracy: 0.6562 - loss: 0.6014"
+    assert steps(feed([keras])) == []

@@ -607,7 +607,8 @@ def read_fields(text: str) -> Reading | None:
                 if got is not None and got[0] == "it_per_s":
                     it_per_s = got[1]
                 elif got is not None and got[0] == "step_time_s":
-                    bare_time = got[1] if bare_time is None else bare_time
+                    if bare_time is None or unit.endswith(("/step", "/it", "/iter")):
+                        bare_time = got[1]  # (Keras: `52s 158ms/step`, the epoch's time then the step's)
                 elif got is not None and got[0] in ("tokens_per_s", "samples_per_s"):
                     metrics.setdefault(got[0], got[1])
             continue

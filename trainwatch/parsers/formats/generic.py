@@ -200,12 +200,19 @@ def _counted_report(reading: Reading) -> bool:
     """A training report on its own: a named step counter against its total (`Iter: 0/2495`, `step 5/100`)
     and a training figure. A run that dies after its first report printed that shape once; held
     until the shape repeated, the report was never read (Kaldi's `train.py`)."""
+    if reading.evaluating:
+        return False
+    if reading.step is not None:
+        return reading.total is not None and reading.step <= reading.total and not _REPORTED.isdisjoint(reading.metrics)
+    # (an unnamed `[0/300000] Train loss: 4.26, Valid loss: 3.06` with no epoch counts the run: the
+    # clovaai text-recognition trainer's report, once per validation interval)
     return (
-        reading.step is not None
-        and reading.total is not None
-        and reading.step <= reading.total
-        and not reading.evaluating
-        and not _REPORTED.isdisjoint(reading.metrics)
+        reading.inner is not None
+        and reading.inner_total is not None
+        and reading.shape.startswith("[#/#]")  # (not Keras' `313/313 ━━━━`, a count within an epoch)
+        and reading.epoch is None
+        and reading.inner <= reading.inner_total
+        and "loss" in reading.metrics
     )
 
 
