@@ -442,3 +442,28 @@ def test_a_lone_bracketed_report_against_the_run_total_is_a_step() -> None:
     ]
     keras = "313/313 ━━━━━━━━━━━━━━━━━━━━ 52s 158ms/step - accuracy: 0.6562 - loss: 0.6014"
     assert steps(feed([keras])) == []
+
+
+def test_a_step_counter_against_the_run_total_is_not_counted_within_the_epoch() -> None:
+    """FastSpeech2's `Epoch [191/1000], Step [115650/608000]` counts the run (608 steps an epoch);
+    MindOCR's `epoch: [12/20] step: [700/4468]` counts the epoch's batches."""
+    from _feed import feed, steps
+
+    run = steps(
+        feed(
+            [
+                "Epoch [191/1000], Step [115650/608000]: Total Loss: 68.7120, Mel Loss: 0.2892",
+                "Epoch [191/1000], Step [115700/608000]: Total Loss: 67.1000, Mel Loss: 0.2801",
+            ]
+        )
+    )
+    assert [(s.step, s.metrics["total_steps"]) for s in run] == [(115650, 608000.0), (115700, 608000.0)]
+    batches = steps(
+        feed(
+            [
+                "epoch: [12/20] step: [700/4468], loss: 19.327375, lr: 0.000793",
+                "epoch: [12/20] step: [800/4468], loss: 14.977672, lr: 0.000792",
+            ]
+        )
+    )
+    assert [s.step for s in batches] == [11 * 4468 + 700, 11 * 4468 + 800]

@@ -157,6 +157,7 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
         and reading.total is not None
         and reading.epoch_total is not None
         and not reading.step_global
+        and not _counts_the_run(reading)
     ):
         # `epoch: 2/300, iter: 10/12` (YOLOX): both counted against their totals, the iteration within the epoch
         # (not `total step: [10/640000]`, which counts the whole run)
@@ -194,6 +195,17 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
 _REPORTED = frozenset(
     {"loss", "eval_loss", "lr", "grad_norm", "loss_scale", "step_time_s", "tokens_per_s", "samples_per_s"}
 )
+
+
+def _counts_the_run(reading: Reading) -> bool:
+    """`Epoch [191/1000], Step [115650/608000]` (FastSpeech2): the step is where a run of `total` steps
+    over `epoch_total` epochs stands in this epoch, so it counts the run, not the epoch's batches
+    (YOLOX's `epoch: 2/300, iter: 10/12`, MindOCR's `epoch: [12/20] step: [700/4468]`)."""
+    assert reading.step is not None and reading.total is not None and reading.epoch_total
+    if reading.epoch is None or reading.epoch < 2:
+        return False  # (in the first epoch both readings give the same step)
+    per_epoch = reading.total / reading.epoch_total
+    return (reading.epoch - 2) * per_epoch <= reading.step <= (reading.epoch + 1) * per_epoch
 
 
 def _counted_report(reading: Reading) -> bool:
