@@ -488,3 +488,11 @@ def test_labels_in_brackets_and_loguru_locations() -> None:
     )
     assert r is not None and r.step == 1574 and math.isnan(r.metrics["loss"]) and "train_epochs" not in r.metrics
     assert read_fields("[INFO] 3 workers started") is None
+
+
+def test_gpt2_train_py_counter_and_elapsed() -> None:
+    """nshepperd's gpt-2 `train.py` and gpt-2-simple: `[10 | 28.41] loss=2.81 avg=2.81` (pasted quoted)."""
+    got = _steps(["> [1 | 22.35] loss=3.69 avg=3.69", "> [2 | 40.40] loss=3.48 avg=3.58"])
+    assert [(step, m["loss"]) for step, m in got] == [(1, 3.69), (2, 3.48)]
+    # the dataset loading bar before it (one item) is not a step
+    assert _steps(["> 100%|██████████| 1/1 [00:00<00:00, 19.27it/s]"]) == []

@@ -121,7 +121,10 @@ _BRACKET_COUNTER = re.compile(
     r"|\( ?(?P<pn>\d{1,18}) ?/ ?(?P<pm>\d{1,18}) ?(?=[)|,]))"  # diffusers' flax: `Epoch... (39/116 | Loss: ...)`
 )
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
-_LEADING_COUNTER = re.compile(r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s)")
+# (`[10 | 28.41] loss=2.81 avg=2.81`: gpt-2's train.py and gpt-2-simple, the step and the seconds so far)
+_LEADING_COUNTER = re.compile(
+    r"(?:(?P<n>\d{1,12})\s*(?:\||:\s)|\[(?P<b>\d{1,12})\]\s|\[(?P<c>\d{1,12}) \| \d{1,9}(?:\.\d+)?\]\s)"
+)
 _MASK = re.compile(r"[-+]?\d+(?:[,.]\d+)*\.?(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b", re.I)
 # `_MASK` without its words, for ASCII text holding neither (`re`'s case-insensitive `i` also
 # matches `İ` and `ı`): the same masking, without trying the words at every position.
@@ -656,7 +659,7 @@ def read_fields(text: str) -> Reading | None:
     if step is None and inner is None and metrics:
         lead = _LEADING_COUNTER.match(text, lo)
         if lead is not None:
-            step = int(lead.group("n") or lead.group("b"))
+            step = int(lead.group("n") or lead.group("b") or lead.group("c"))
     if step is None and inner is None and epoch is None and "][" in text:
         pair = _EPOCH_BATCH.search(text, lo)
         if (

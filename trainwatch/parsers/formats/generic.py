@@ -631,6 +631,8 @@ class GenericParser(Parser):
         """tqdm bars are progress by construction: a step each time the counter moves on."""
         if _EPOCH_BAR.fullmatch(bar.desc):
             self._epochs = bar.total or None
+        if bar.total == 1 and not bar.postfix:
+            return False  # `100%|█| 1/1 [00:00<00:00, 19.27it/s]`: one piece of setup work, not training steps
         reading = _bar_reading(bar)
         if reading is None:
             return False
