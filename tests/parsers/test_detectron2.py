@@ -52,3 +52,18 @@ def test_pipeline_on_sample() -> None:
     assert [s.step for s in steps] == [19, 39, 59, 79, 99]
     assert [s.metrics["loss"] for s in steps] == [1.475, 1.383, 1.339, 1.348, 1.163]
     assert next(iter(pipeline.readers.values())).parser.stats.formats == ["detectron2"]
+
+
+def test_fastreid_epoch_and_global_iteration() -> None:
+    """fast-reid's fork of the printer: `epoch/iter: 1/399` is the epoch, then the global iteration."""
+    from _feed import feed, steps
+
+    got = steps(
+        feed(
+            [
+                "[04/14 20:16:08 fastreid.utils.events]:  eta: 0:37:59  epoch/iter: 0/257  total_loss: 56.73  lr: 0.00035",
+                "[04/14 20:16:30 fastreid.utils.events]:  eta: 0:37:54  epoch/iter: 1/399  total_loss: 55.97  lr: 0.00035",
+            ]
+        )
+    )
+    assert [(s.step, s.metrics["epoch"], s.metrics["loss"]) for s in got] == [(257, 0.0, 56.73), (399, 1.0, 55.97)]

@@ -557,3 +557,15 @@ def test_each_save_at_an_iteration_is_its_own_checkpoint() -> None:
         (0, "/data/models/run/checkpoint_0"),
         (1000, "/data/models/run/checkpoint_1000"),
     ]
+
+
+def test_detectron2_non_finite_loss_error_is_a_nan_at_its_iteration() -> None:
+    records = feed(
+        [
+            "Traceback (most recent call last):",
+            '  File "tools/train_net.py", line 53, in main',
+            "    return trainer.train()",
+            "FloatingPointError: Loss became infinite or NaN at iteration=14671!",
+        ]
+    )
+    assert [(e.step, e.data["metric"]) for e in events(records, "nan")] == [(14671, "loss")]

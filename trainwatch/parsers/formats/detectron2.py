@@ -1,4 +1,4 @@
-"""detectron2 (and d2go / detectron2-based projects) `CommonMetricPrinter` lines.
+"""detectron2 (and d2go / detectron2-based projects, fast-reid's fork) `CommonMetricPrinter` lines.
 
     [04/05 01:30:24 d2.utils.events]:  eta: 0:03:35  iter: 19  total_loss: 1.36  loss_cls: 0.6522  time: 0.3636  data_time: 0.1102  lr: 3.8077e-06  max_mem: 433M
     [04/14 09:05:02] d2.utils.events INFO:  eta: 0:11:54  iter: 119  total_loss: 9.214  ...  max_mem: 28515M
@@ -17,7 +17,12 @@ from trainwatch.names import metric_name
 from trainwatch.numbers import parse_eta_s, parse_mem_gib, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
-_BODY = re.compile(r"d2\.utils\.events\]?:?(?: INFO:)?\s+(?P<rest>.*\biter: (?P<iter>\d{1,18}(?!\d))\b.*)$")
+# (fast-reid's fork: `fastreid.utils.events]:  eta: 0:37:54  epoch/iter: 1/399  total_loss: 55.97`, the
+# epoch and the global iteration)
+_BODY = re.compile(
+    r"(?:d2|fastreid)\.utils\.events\]?:?(?: INFO:)?\s+"
+    r"(?P<rest>.*\b(?:epoch/iter: (?P<epoch>\d{1,9})/|(?<!/)iter: )(?P<iter>\d{1,18}(?!\d))\b.*)$"
+)
 _PAIR = re.compile(r"(?:^|\s)(?P<key>[A-Za-z_][\w/.-]*): (?P<value>\S+)")
 _RENAME = {
     "time": "step_time_s",
@@ -30,7 +35,7 @@ _RENAME = {
 class Detectron2Parser(Parser):
     name = "detectron2"
     title = "detectron2"
-    triggers = ("d2.utils.events",)
+    triggers = ("d2.utils.events", "fastreid.utils.events")
     example = "[06/04 12:08:18 d2.utils.events]:  eta: 0:24:11  iter: 19  total_loss: 2.03  time: 0.4521  lr: 0.0004  max_mem: 3961M"
     priority = 100
     samples = (
@@ -83,7 +88,7 @@ class Detectron2Parser(Parser):
         metrics: dict[str, float] = {}
         for pair in _PAIR.finditer(m.group("rest")):
             key, raw = pair.group("key"), pair.group("value")
-            if key == "iter":
+            if key in ("iter", "epoch/iter"):
                 continue
             if key == "eta":
                 eta = parse_eta_s(raw)
@@ -100,5 +105,7 @@ class Detectron2Parser(Parser):
                 metrics.setdefault(_RENAME.get(key) or metric_name(key), value)
         if not metrics.keys() - {"eta_s"}:
             return False  # a cut line: nothing measured
+        if m.group("epoch") is not None:
+            metrics["epoch"] = float(int(m.group("epoch")))
         out.step(int(m.group("iter")), metrics)
         return True

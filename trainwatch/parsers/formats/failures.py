@@ -67,6 +67,7 @@ _CPP_TERMINATE = re.compile(r"\bterminate called after throwing an instance of '
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
 _KEYBOARD = re.compile(r"^KeyboardInterrupt(?::.*)?$")
+_NAN_RAISED = re.compile(r"\b[Ll]oss became infinite or NaN(?: at iteration=(?P<step>\d{1,18}))?")
 
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory")
 _OOM_REQUEST = re.compile(r"Tried to allocate ([\d.]+ ?[KMGT]i?B)")
@@ -221,6 +222,10 @@ class Failures:
             self.nccl(message, line, out, rank)
         elif exception == "KeyboardInterrupt":
             self.sigint(message, line, out, rank)
+        elif (nan := _NAN_RAISED.search(message)) is not None:
+            # detectron2 / fast-reid: `FloatingPointError: Loss became infinite or NaN at iteration=14671!`
+            step = int(nan.group("step")) if nan.group("step") else None
+            out.event("nan", "error", message, {"metric": "loss"}, step=step, rank=rank, line=line.no)
         else:
             m = _SIGNALS_ENUM.search(message)
             if m and "SignalException" not in exception:
