@@ -380,7 +380,11 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
         for key in metrics:
-            if key == "test_loss" or key.endswith(_EVAL_LOSS_ENDS) or _EVAL_SET_LOSS.match(key):
+            if (
+                key == "test_loss"
+                or key.endswith(_EVAL_LOSS_ENDS)
+                or (key.endswith("_loss") and _EVAL_SET_LOSS.match(key))
+            ):
                 metrics["eval_loss"] = metrics.pop(key)
                 break
 

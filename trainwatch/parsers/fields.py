@@ -206,7 +206,7 @@ _SHAPE_DURATION = re.compile(r"#(?:ms|us|µs|ns|s|sec|secs|min|mins|m|h|hr|d)(?:
 
 
 # A value's scale letter (`Tokens/s: 199.02`, then `1.68K`): humanized numbers keep their shape as they grow.
-_SHAPE_SCALE = re.compile(r"(?<=#)[KMBGTk](?![A-Za-z])")
+_SHAPE_SCALE = re.compile(r"#[KMBGTk](?![A-Za-z])")
 
 
 def shape_of(text: str) -> str:
@@ -220,7 +220,7 @@ def shape_of(text: str) -> str:
         low = text.lower()
         if "nan" not in low and "inf" not in low:
             mask = _MASK_NUMBERS
-    shape = _SHAPE_SCALE.sub("", _SHAPE_DURATION.sub("#t", " ".join(mask.sub("#", text).split())))
+    shape = _SHAPE_SCALE.sub("#", _SHAPE_DURATION.sub("#t", " ".join(mask.sub("#", text).split())))
     if "#:#:#" in shape:  # a clock with its hours, or without them (`[00:04/1:05:18]`, then `[00:15/04:48]`)
         shape = shape.replace("#:#:#", "#:#")
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape

@@ -130,21 +130,16 @@ class GbdtParser(Parser):
         self._last: int | None = None  # the last round read
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
-        for end in _ENDS:
-            if end.search(text):
-                self._repeat = "est iteration" in text
-                out.event("finished", "info", text.strip(), line=line.no)
-                return True
-        if _BEST.search(text):
-            self._repeat = True
-            return True
+        head = text.lstrip()[:1]
+        if head != "[" and not head.isdigit():
+            return self._stop(text, line, out)
         m = _ROUND.match(text) or _LGB_CLI.match(text)
         if m is not None:
             metrics = self._entries(m.group("rest"))
         else:
             m = _CATBOOST.match(text)
             if m is None:
-                return False
+                return self._stop(text, line, out)  # (`[LightGBM] [Info] Finish train`)
             metrics = self._catboost(m)
         if not metrics:
             return False
@@ -156,6 +151,20 @@ class GbdtParser(Parser):
         self._last = n
         out.step(n, metrics)
         return True
+
+    def _stop(self, text: str, line: Line, out: Emitter) -> bool:
+        """An early stop or the end of training; the best round announced (printed next again)."""
+        if not ("iteration" in text or "Finish" in text or "Shrink" in text or "stopping" in text):
+            return False
+        for end in _ENDS:
+            if end.search(text):
+                self._repeat = "est iteration" in text
+                out.event("finished", "info", text.strip(), line=line.no)
+                return True
+        if _BEST.search(text):
+            self._repeat = True
+            return True
+        return False
 
     def _entries(self, rest: str) -> dict[str, float] | None:
         """The figures of a round, when the whole rest is XGBoost's or LightGBM's entries."""

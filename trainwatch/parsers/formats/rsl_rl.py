@@ -100,6 +100,8 @@ class RslRlParser(Parser):
         self._figures = 0
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if self._iteration is None and "Learning iteration " not in text:
+            return False  # (`: ` is on most lines: outside a box, only its header is looked at)
         m = _HEADER.match(text)
         if m is not None:
             n, of = int(m.group("n")), int(m.group("of"))
