@@ -187,7 +187,9 @@ def _shape_whole(text: str) -> str:
     """`shape_of` with the whole mask always (what the shortcut for text without nan/inf skips)."""
     if "[" in text:
         text = fields._GLYPH_BAR.sub("[~]", text)
-    shape = fields._SHAPE_SCALE.sub("#", fields._SHAPE_DURATION.sub("#t", " ".join(fields._MASK.sub("#", text).split())))
+    shape = fields._SHAPE_SCALE.sub(
+        "#", fields._SHAPE_DURATION.sub("#t", " ".join(fields._MASK.sub("#", text).split()))
+    )
     shape = shape.replace("#:#:#", "#:#")
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
