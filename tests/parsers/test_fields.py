@@ -496,3 +496,12 @@ def test_gpt2_train_py_counter_and_elapsed() -> None:
     assert [(step, m["loss"]) for step, m in got] == [(1, 3.69), (2, 3.48)]
     # the dataset loading bar before it (one item) is not a step
     assert _steps(["> 100%|██████████| 1/1 [00:00<00:00, 19.27it/s]"]) == []
+
+
+def test_a_measure_of_steps_is_not_their_count() -> None:
+    """rl_games: `fps step: 3574 ... epoch: 1248/15000`: `fps step` is a rate; the epoch is the counter."""
+    r = read_fields(
+        "fps step: 3574 fps step and policy inference: 3501 fps total: 3320 epoch: 1248/15000 frames: 5107712"
+    )
+    assert r is not None and r.step is None and r.epoch == 1248
+    assert read_fields("time per step: 0.31 loss 2.0").step is None

@@ -362,6 +362,7 @@ _NOT_EVALUATED = frozenset(("lr", "epoch", "total_steps", "loss_scale"))
 _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
+_MEASURES = frozenset(("fps", "sps", "per", "time", "sec", "secs", "seconds", "ms", "speed", "rate", "avg", "mean"))
 _BRACKET_KEY = re.compile(r"(?:^|[\s|,;])\[(?P<key>[A-Za-z][A-Za-z_ ./-]{0,30})\][ \t]+\Z")
 _UPPER_LABELS = COUNTER_KEYS | EPOCH_KEYS | BATCH_KEYS | frozenset(("loss", "lr"))
 _KEYWORD_AFTER = re.compile(r",\s*[A-Za-z_]\w*=")
@@ -488,7 +489,10 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
 def _counter_kind(key: str) -> str | None:
     """ "step", "batch" or "epoch" when the label (or its last word) names a counter, else None."""
     head, _, tail = key.partition("/")
-    labels = (key.split(" ")[-1], key, head) if "step" in tail else (key.split(" ")[-1], key)
+    words = key.split(" ")
+    if len(words) > 1 and not _MEASURES.isdisjoint(w.lower() for w in words[:-1]):
+        return None  # `fps step: 3574` (rl_games), `time per step`: a measure of steps, not their count
+    labels = (words[-1], key, head) if "step" in tail else (words[-1], key)
     for label in labels:  # `global_step/max_steps` counts steps, `It/sec` is a rate
         norm = label.lower().replace(" ", "_").replace("-", "_")
         if norm in COUNTER_KEYS:
