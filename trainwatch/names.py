@@ -359,6 +359,8 @@ _AVERAGED_LOSS = re.compile(r"^(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
 # An evaluation set's loss by its name: wav2letter's `dev-clean-loss`, `valid_0_loss`, `test-other-loss`.
 _EVAL_SET_LOSS = re.compile(r"^(?:dev|val|valid|validation|test|eval)_[a-z0-9_]{1,30}_loss$")
+# Words that make a name holding `loss` something else than a loss (`loss_scale`, `num_loss_tokens`).
+_NOT_A_LOSS = frozenset("scale scaler tokens token count num n weight weights coef ratio lambda factor fn type".split())
 # Words that make a `*_loss` another figure than the training loss (an evaluation's, a best so far).
 _NOT_TRAINING = frozenset(
     "val valid validation eval evaluation test dev best min max smoothed avg average mean ema".split()
@@ -380,13 +382,15 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
         for key in metrics:
-            if (
-                key == "test_loss"
-                or key.endswith(_EVAL_LOSS_ENDS)
-                or (key.endswith("_loss") and _EVAL_SET_LOSS.match(key))
-            ):
+            if key == "test_loss" or key.endswith(_EVAL_LOSS_ENDS):
                 metrics["eval_loss"] = metrics.pop(key)
                 break
+        else:
+            # `dev-clean-loss`: an evaluation set's loss by its name, when the line prints only one (not
+            # `val_recon_loss` beside `val_kl_loss`, the terms of one loss)
+            named = [k for k in metrics if k.endswith("_loss") and _EVAL_SET_LOSS.match(k)]
+            if len(named) == 1:
+                metrics["eval_loss"] = metrics.pop(named[0])
 
 
 def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str] = frozenset()) -> None:
@@ -396,8 +400,10 @@ def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str
     if "loss" in metrics:
         return
     losses = [k for k in metrics if "loss" in k.split("_") and k not in listed]
-    if len(losses) == 1 and _NOT_TRAINING.isdisjoint(losses[0].split("_")):
-        metrics["loss"] = metrics.pop(losses[0])
+    if len(losses) == 1:
+        words = losses[0].split("_")
+        if losses[0] not in CANONICAL and _NOT_TRAINING.isdisjoint(words) and _NOT_A_LOSS.isdisjoint(words):
+            metrics["loss"] = metrics.pop(losses[0])
 
 
 # Labels of the time one step takes (seconds unless a unit says otherwise).
@@ -483,9 +489,10 @@ _NAMESPACES = frozenset(
 def _namespaced(label: str) -> str | None:
     """The name of `group/name` when the group is a mere namespace and the name a known one."""
     head, _, tail = label.rpartition("/")
-    group = snake(head.rsplit("/", 1)[-1])
-    if not group or not (group in _NAMESPACES or head.lstrip().startswith("_")):
-        return None
+    for part in head.split("/"):  # every group must only group (`eval/metrics/loss` is an evaluation's)
+        group = snake(part)
+        if not group or not (group in _NAMESPACES or part.lstrip().startswith("_")):
+            return None
     leaf = snake(tail)
     known = SYNONYMS.get(leaf) or CANONICAL.get(leaf)
     if known is not None:

@@ -84,6 +84,9 @@ class Recorder:
         steps = [c.step for c in self.calls if c.kind == "step" and c.step is not None]
         return steps[-1] if steps else None
 
+    def lines_read(self) -> int:
+        return len({c.line for c in self.calls})
+
     @property
     def steps(self) -> list[Call]:
         return [c for c in self.calls if c.kind == "step"]

@@ -210,3 +210,42 @@ def test_openai_logger_blocks_take_their_step_from_step_or_steps() -> None:
     got = steps(records)
     assert [s.step for s in got] == [4008662, 11100]
     assert got[1].metrics["loss"] == 0.0621 and "step" not in got[1].metrics
+
+
+def test_a_table_does_not_take_a_later_report_as_its_rows() -> None:
+    """A fastai table, then sklearn's classification_report much later: its rows are not epochs."""
+    lines = [
+        "epoch     train_loss  valid_loss  accuracy  time",
+        "0         0.512       0.430       0.810     00:11",
+        "1         0.401       0.380       0.840     00:11",
+        "2         0.350       0.360       0.850     00:11",
+    ]
+    lines += [f"note {i}" for i in range(15)]
+    lines += [
+        "              precision    recall  f1-score   support",
+        "           3       0.93      0.92      0.92      1032",
+    ]
+    assert [s.step for s in steps(feed(lines))] == [0, 1, 2]
+
+
+def test_catalyst_takes_only_its_loaders_lines() -> None:
+    got = steps(feed(["Epoch (1/10) loss: 0.512 | acc: 0.81", "Epoch (2/10) loss: 0.498 | acc: 0.83"]))
+    assert all("eval_loss" not in s.metrics for s in got)
+
+
+def test_rsl_rl_clock_values_are_seconds() -> None:
+    """rsl_rl 2 / Isaac Lab print `Time elapsed: 00:00:13` and `ETA: 00:28:32` in the box."""
+    got = steps(
+        feed(
+            [
+                "#" * 80,
+                "                        Learning iteration 5/101",
+                "                   Time elapsed: 00:00:13",
+                "                            ETA: 00:28:32",
+                "                   Mean reward: 1.5",
+            ]
+        )
+    )
+    assert [(s.step, s.metrics["elapsed_s"], s.metrics["eta_s"], s.metrics["reward"]) for s in got] == [
+        (5, 13.0, 1712.0, 1.5)
+    ]

@@ -569,3 +569,14 @@ def test_detectron2_non_finite_loss_error_is_a_nan_at_its_iteration() -> None:
         ]
     )
     assert [(e.step, e.data["metric"]) for e in events(records, "nan")] == [(14671, "loss")]
+
+
+def test_ctrl_c_followed_by_more_output_is_not_the_end() -> None:
+    """YOLOv5 (issue 11585): `^C` typed at the prompt, then the run's banner: no interrupt."""
+    records = feed(["train: weights=best.pt, data=coco.yaml", "^C", "YOLOv5 🚀 v7.0-166 Python-3.7.0 torch-1.13.1"])
+    assert events(records, "signal") == []
+
+
+def test_files_that_are_not_weights_are_not_checkpoints() -> None:
+    lines = ["Saving to /data/tokenized/train.bin", "Predictions saved to preds.npz", "saved to outputs/embeddings.pt"]
+    assert events(feed(lines), "checkpoint") == []

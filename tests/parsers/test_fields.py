@@ -505,3 +505,16 @@ def test_a_measure_of_steps_is_not_their_count() -> None:
     )
     assert r is not None and r.step is None and r.epoch == 1248
     assert read_fields("time per step: 0.31 loss 2.0").step is None
+
+
+def test_what_the_review_found_is_read_as_a_person_reads_it() -> None:
+    """Shared rules and what they must leave alone (the review of this change)."""
+    from trainwatch.names import field_name
+
+    m = read_fields("Step 100/1000 | lr 0.0001 | loss_scale 65536.0 | grad_norm 1.2").metrics
+    assert m == {"lr": 0.0001, "loss_scale": 65536.0, "grad_norm": 1.2}  # not the loss
+    assert "loss" not in read_fields("Epoch 1 | Step 10 | num_loss_tokens 51234").metrics
+    assert field_name("eval/metrics/loss", "") != "loss" and field_name("critic/train/loss", "") != "loss"
+    m = read_fields("Epoch 3: val_recon_loss 0.31 val_kl_loss 0.12 recon_loss 0.28 kl_loss 0.1").metrics
+    assert "eval_loss" not in m  # one loss's terms, not an evaluation's loss
+    assert "train" not in read_fields("[Train] 100 | loss: 0.50").metrics

@@ -93,3 +93,27 @@ def test_catboost_learn_test_and_times() -> None:
 
 def test_lines_that_only_start_like_a_round_are_left_alone() -> None:
     assert steps(feed(["[1] starting worker", "[2]\tnote: done", "12: learn: more about it"])) == []
+
+
+def test_each_model_of_a_log_names_its_own_sets() -> None:
+    """AutoGluon / a CV loop trains one model after another: the second's first set is its eval set."""
+    records = feed(
+        [
+            "[10]\ttrain-logloss:0.5\teval-logloss:0.6",
+            "Stopping. Best iteration:",
+            "[10]\ttrain-logloss:0.5\teval-logloss:0.6",
+            "[0]\tvalidation_0-rmse:1.5",
+            "[1]\tvalidation_0-rmse:1.4",
+        ]
+    )
+    assert [(s.step, s.metrics) for s in steps(records)] == [
+        (10, {"loss": 0.5, "eval_loss": 0.6}),
+        (0, {"eval_loss": 1.5}),
+        (1, {"eval_loss": 1.4}),
+    ]
+
+
+def test_hostile_lines_cost_linear_time() -> None:
+    """A round's rest is split into tokens before any entry pattern (20,000 characters of one token)."""
+    for text in ("[1] " + "a" * 20000 + "'s x", "[1] " + "a-" * 10000 + ":1", "[1] a" + " " * 20000 + "b"):
+        assert steps(feed([text])) == []

@@ -467,3 +467,13 @@ def test_a_step_counter_against_the_run_total_is_not_counted_within_the_epoch() 
         )
     )
     assert [s.step for s in batches] == [11 * 4468 + 700, 11 * 4468 + 800]
+
+
+def test_a_batch_counter_of_a_few_epochs_is_counted_within_the_epoch() -> None:
+    """`Epoch [2/5], Step [100/600]` counts the epoch's batches (5 epochs: no run-wide reading)."""
+    from _feed import feed, steps
+
+    lines = ["Epoch [1/5], Step [600/600], Loss: 0.22"] + [
+        f"Epoch [2/5], Step [{n}/600], Loss: 0.2" for n in (100, 200, 400, 600)
+    ]
+    assert [s.step for s in steps(feed(lines))] == [600, 700, 800, 1000, 1200]

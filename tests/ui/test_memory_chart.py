@@ -61,7 +61,7 @@ async def test_seed_004s_memory_chart_reads_the_14_gib_peak_and_the_others_can_b
         assert {"mem_gib", "reserved_mem_gib", "max_reserved_mem_gib"} <= set(app.screen.available)  # type: ignore[attr-defined]
 
 
-async def test_a_log_without_the_usual_metrics_charts_its_own() -> None:
+async def test_rl_games_overview_charts_its_own_figures() -> None:
     """rl_games prints no loss, no learning rate, no step time: its own figures are charted."""
     log = next((Path(__file__).resolve().parents[1] / "corpus" / "rl_games").glob("brax*.log"))
     pipeline = Pipeline([str(log)])

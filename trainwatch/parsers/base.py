@@ -76,6 +76,9 @@ class Emitter(Protocol):
     def last_step(self, rank: int | None = None) -> int | None:
         """The latest step number reported for this rank in this source, if any."""
 
+    def lines_read(self) -> int:
+        """The lines of this source read so far (whichever format took them): whether any came after one."""
+
 
 @dataclass(frozen=True)
 class Sample:

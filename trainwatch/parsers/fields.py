@@ -363,6 +363,7 @@ _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
 _MEASURES = frozenset(("fps", "sps", "per", "time", "sec", "secs", "seconds", "ms", "speed", "rate", "avg", "mean"))
+_PHASE_WORDS = frozenset("train training val valid validation eval evaluation test testing dev".split())
 _BRACKET_KEY = re.compile(r"(?:^|[\s|,;])\[(?P<key>[A-Za-z][A-Za-z_ ./-]{0,30})\][ \t]+\Z")
 _UPPER_LABELS = COUNTER_KEYS | EPOCH_KEYS | BATCH_KEYS | frozenset(("loss", "lr"))
 _KEYWORD_AFTER = re.compile(r",\s*[A-Za-z_]\w*=")
@@ -425,7 +426,9 @@ def label_of(window: str) -> str | None:
         b = _BRACKET_KEY.search(window)  # LION's `| [Loss] nan | [step]  1574 |`: the label in brackets
         if b is not None:
             key = b.group("key")
-            return None if key.isupper() and len(key) > 3 and key.lower() not in _UPPER_LABELS else key
+            if key.lower() in _PHASE_WORDS or (key.isupper() and len(key) > 3 and key.lower() not in _UPPER_LABELS):
+                return None  # (`[Train] 100 | loss: 0.5`: the phase, not a figure's name)
+            return key
     m = key_end(window)
     if m is None:
         return None

@@ -21,7 +21,11 @@ from trainwatch.parsers.fields import read_fields
 _OLD = re.compile(
     r"^\s*(?P<epoch>\d{1,9})/(?P<epochs>\d{1,9}) \* Epoch (?P<same>\d{1,9}) \((?P<loader>[\w-]{1,40})\): (?P<rest>.+)$"
 )
-_NEW = re.compile(r"^\s*(?P<loader>[\w-]{1,40}) \((?P<epoch>\d{1,9})/(?P<epochs>\d{1,9})\) (?P<rest>\S+: .+)$")
+# (20.x: only its loaders' names; `Epoch (1/10) loss: 0.5` is any loop's line, not Catalyst's)
+_NEW = re.compile(
+    r"^\s*(?P<loader>train|training|valid|validation|val|infer|test|eval) \((?P<epoch>\d{1,9})/(?P<epochs>\d{1,9})\) "
+    r"(?P<rest>\S+: .+)$"
+)
 _TRAIN = frozenset(("train", "training", "train_loader"))
 _OPTIMIZER = frozenset(("lr", "momentum", "base_momentum"))
 

@@ -50,10 +50,7 @@ _CKPT_PATTERNS = (
     ),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
     # saving to checkpoint-10.gguf`, `saving to lora.bin`, `Saved to ./out/ckpt_3.pt`
-    re.compile(
-        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:to|into)\s+['\"]?(?P<path4>[^\s'\"]*(?:checkpoint|ckpt)[^\s'\"]*"
-        r"|[^\s'\"]+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack|gguf|pdparams))['\"]?\s*\.{0,3}$"
-    ),
+    re.compile(r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:to|into)\s+['\"]?(?P<path4>[^\s'\"]+)['\"]?\s*\.{0,3}$"),
     # TF's `Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1` is above; a bare file:
     # `Saving ./log/2024-11-15_10-24-32/000000097.pth`
     re.compile(
@@ -68,6 +65,13 @@ _CKPT_PATTERNS = (
 )
 # `Iter 100: Saved adapter weights to ...`: the step the save belongs to, where the line says it.
 # (3D Gaussian Splatting: `[ITER 7000] Saving Gaussians`)
+# The file a bare `saving to PATH` names holds weights: its name or extension says so (not a data
+# set's `train.bin`, `preds.npz`, `results.pkl`).
+_WEIGHTS_FILE = re.compile(
+    r"(?:checkpoint|ckpt|model|weights|lora|adapter)[^/]*$|\.(?:pth|pt|ckpt|safetensors|h5|hdf5|keras|gguf|pdparams)$",
+    re.I,
+)
+_NOT_WEIGHTS = re.compile(r"(?:embed|pred|result|metric|data|token|sample|output)[^/]*$", re.I)
 _CKPT_STEP = re.compile(r"^\s*\[?(?:Iter|Iteration|Step|iter|iteration|step|ITER|STEP)\s*:?\s*(\d{1,18})\b")
 _MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d{1,18}(?!\d)) to ")
 _GLOBAL_STEP = re.compile(r"(.*/global_step\d+)/")
@@ -97,6 +101,9 @@ class Checkpoints:
             if not m:
                 continue
             groups = m.groupdict()
+            target = groups.get("path4")
+            if target is not None and (not _WEIGHTS_FILE.search(target) or _NOT_WEIGHTS.search(target)):
+                continue  # `saving to train.bin`: some file, not the model's
             data: dict[str, Any] = {}
             if groups.get("unit"):
                 data["epoch" if groups["unit"] == "epochs" else "iteration"] = int(groups["count"])

@@ -154,10 +154,17 @@ class EventsParser(Parser):
         self._numerics = Numerics()
         self._last_text = ""
         self._last_no = 0  # the last line offered to this parser (the one before went to another format)
+        self._ctrl_c: tuple[Line, int | None, int] | None = None  # a `^C` line, its rank, the lines read then
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if line.kind is Kind.FRAME:
             return False
+        if self._ctrl_c is not None and text.strip():
+            self._ctrl_c = None  # output after it: the run went on (a `^C` typed at a prompt, then a relaunch)
+        if text.strip() == "^C":
+            # the terminal's echo of Ctrl-C alone on its line: an interrupt if nothing follows it (`at_eof`)
+            self._ctrl_c = (Line(line.no, text), split_prefix(line.text)[0], out.lines_read())
+            return True
         previous, self._last_text = self._last_text, text
         previous_no, self._last_no = self._last_no, line.no
         prefix_rank = split_prefix(line.text)[0] if len(line.text) != len(text) else None
@@ -195,11 +202,22 @@ class EventsParser(Parser):
 
     def at_eof(self, out: Emitter) -> None:
         self._tracebacks.at_eof(out)
+        self._ctrl_c_ends(out)
+
+    def _ctrl_c_ends(self, out: Emitter) -> None:
+        """A `^C` nothing came after (no line this parser was offered, no line another format read:
+        its count of lines moved on) ended the run."""
+        if self._ctrl_c is not None:
+            ctrl_c, rank, lines = self._ctrl_c
+            self._ctrl_c = None
+            if out.lines_read() == lines:
+                self._failures.sigint(ctrl_c.text.strip(), ctrl_c, out, rank)
 
     def segment_ends(self, out: Emitter) -> None:
         self.at_eof(out)  # a chain never spans a relaunch
 
     def finish(self, out: Emitter) -> None:
+        self._ctrl_c_ends(out)
         self._tracebacks.finish(out)
         self._summary.finish(out)
 

@@ -162,9 +162,6 @@ class Failures:
     def death(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
         """A process reported dead by the shell, the kernel, the runtime or the batch system."""
         text = body.strip()
-        if text == "^C":  # the terminal's echo of Ctrl-C, alone on its line (a pasted log's end)
-            self.sigint(text, line, out, rank)
-            return True
         m = _SHELL_DEATH.match(text) or _FATAL_PYTHON.match(text)
         if m is not None:
             what = m.group("what")

@@ -26,10 +26,10 @@ from trainwatch.parsers.fields import compound_duration
 
 _NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|-?inf)"
 # `[290]` then the figures (tabs, or spaces where a paste turned them so).
-_ROUND = re.compile(r"^\s*\[(?P<round>\d{1,12})\]\s+(?P<rest>\S.*?)\s*$")
-_XGB_ENTRY = re.compile(rf"(?P<data>[A-Za-z_][\w.]*)-(?P<metric>[A-Za-z][\w@.:-]*?):(?P<value>{_NUM})(?:\+{_NUM})?")
-_LGB_ENTRY = re.compile(rf"(?P<data>[\w.-]+)'s (?P<metric>[\w@.-]+(?: [\w@.-]+)?): (?P<value>{_NUM})")
-_LGB_CLI = re.compile(r"^\s*\[LightGBM\] \[Info\] Iteration:\s*(?P<round>\d{1,12}),\s+(?P<rest>\S.*?)\s*$")
+_ROUND = re.compile(r"^\s*\[(?P<round>\d{1,12})\]\s+(?P<rest>\S.*)$")
+_XGB_ENTRY = re.compile(rf"(?P<data>[A-Za-z_][\w.]{{0,60}})-(?P<metric>[A-Za-z][\w@.:-]{{0,60}}?):(?P<value>{_NUM})(?:\+{_NUM})?")
+_LGB_ENTRY = re.compile(rf"(?<![\w.-])(?P<data>[\w.-]{{1,60}})'s (?P<metric>[\w@.-]{{1,60}}(?: [\w@.-]{{1,60}})?): (?P<value>{_NUM})")
+_LGB_CLI = re.compile(r"^\s*\[LightGBM\] \[Info\] Iteration:\s*(?P<round>\d{1,12}),\s+(?P<rest>\S.*)$")
 _CATBOOST = re.compile(rf"^\s*(?P<round>\d{{1,12}}):\s+learn: (?P<learn>{_NUM})(?P<rest>.*)$")
 _CATBOOST_ENTRY = re.compile(rf"\s+(?P<name>test\d*|best): (?P<value>{_NUM})(?: \(\d{{1,12}}\))?")
 _CATBOOST_TIME = re.compile(r"\s+(?P<name>total|remaining): ")
@@ -135,7 +135,7 @@ class GbdtParser(Parser):
             return self._stop(text, line, out)
         m = _ROUND.match(text) or _LGB_CLI.match(text)
         if m is not None:
-            metrics = self._entries(m.group("rest"))
+            metrics = self._entries(m.group("rest").rstrip())
         else:
             m = _CATBOOST.match(text)
             if m is None:
@@ -144,9 +144,12 @@ class GbdtParser(Parser):
         if not metrics:
             return False
         n = int(m.group("round"))
+        if self._last is not None and n < self._last and not self._repeat:
+            self._names.clear()  # a new model's rounds
         if self._repeat:
             self._repeat = False
             if self._last is not None and n <= self._last:
+                self._names.clear()  # (its sets' names were read again: the next model names its own)
                 return True  # (the best round again, at or before the last one read: not a step going back)
         self._last = n
         out.step(n, metrics)
@@ -159,6 +162,7 @@ class GbdtParser(Parser):
         for end in _ENDS:
             if end.search(text):
                 self._repeat = "est iteration" in text
+                self._names.clear()  # (the next model of an AutoGluon or CV log names its own sets)
                 out.event("finished", "info", text.strip(), line=line.no)
                 return True
         if _BEST.search(text):
@@ -168,24 +172,32 @@ class GbdtParser(Parser):
 
     def _entries(self, rest: str) -> dict[str, float] | None:
         """The figures of a round, when the whole rest is XGBoost's or LightGBM's entries."""
-        for entry in (_XGB_ENTRY, _LGB_ENTRY):
-            found = list(entry.finditer(rest))
-            if not found or len(found) > _MAX_ENTRIES:
-                continue
-            between = [
-                rest[: found[0].start()],
-                *(rest[a.end() : b.start()] for a, b in pairwise(found)),
-                rest[found[-1].end() :],
-            ]
-            if any(gap.strip(" \t,") for gap in between):
-                continue
-            metrics: dict[str, float] = {}
-            for f in found:
-                value = parse_number(f.group("value"))
-                if value is not None:
-                    _name(f.group("data"), f.group("metric"), self._names, metrics, value)
-            return metrics or None
-        return None
+        tokens = rest.replace(",", " ").split()
+        if len(tokens) <= _MAX_ENTRIES:
+            xgb = [_XGB_ENTRY.fullmatch(t) for t in tokens]  # (one entry a token: linear on any line)
+            if xgb and all(xgb):
+                return self._named(xgb)  # type: ignore[arg-type]
+        if "'s " not in rest:
+            return None
+        found = list(_LGB_ENTRY.finditer(rest))
+        if not found or len(found) > _MAX_ENTRIES:
+            return None
+        between = [
+            rest[: found[0].start()],
+            *(rest[a.end() : b.start()] for a, b in pairwise(found)),
+            rest[found[-1].end() :],
+        ]
+        if any(gap.strip(" \t,") for gap in between):
+            return None
+        return self._named(found)
+
+    def _named(self, found: list[re.Match[str]]) -> dict[str, float] | None:
+        metrics: dict[str, float] = {}
+        for f in found:
+            value = parse_number(f.group("value"))
+            if value is not None:
+                _name(f.group("data"), f.group("metric"), self._names, metrics, value)
+        return metrics or None
 
     def _catboost(self, m: re.Match[str]) -> dict[str, float] | None:
         learn = parse_number(m.group("learn"))

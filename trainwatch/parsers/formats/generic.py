@@ -83,6 +83,7 @@ MAX_HEADER_METRICS = 200
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
+_MANY_EPOCHS = 20  # (`_counts_the_run`)
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
 
 
@@ -145,6 +146,7 @@ class _Template:
     first_epoch: float | None = None  # epochs are counted from the first one this shape printed
     uncounted: list[tuple[dict[str, float], int, str | None]] = field(default_factory=list)  # held, no counter
     uncounted_seen: int = 0  # times this shape printed a loss with no counter at all
+    counts_run: bool | None = None  # its `Step [n/M]` beside `Epoch [e/E]` counts the run (`_counts_the_run`)
 
 
 def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, float]] | None:
@@ -157,7 +159,7 @@ def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, floa
         and reading.total is not None
         and reading.epoch_total is not None
         and not reading.step_global
-        and not _counts_the_run(reading)
+        and not _counts_the_run(reading, template)
     ):
         # `epoch: 2/300, iter: 10/12` (YOLOX): both counted against their totals, the iteration within the epoch
         # (not `total step: [10/640000]`, which counts the whole run)
@@ -197,15 +199,23 @@ _REPORTED = frozenset(
 )
 
 
-def _counts_the_run(reading: Reading) -> bool:
+def _counts_the_run(reading: Reading, template: _Template) -> bool:
     """`Epoch [191/1000], Step [115650/608000]` (FastSpeech2): the step is where a run of `total` steps
     over `epoch_total` epochs stands in this epoch, so it counts the run, not the epoch's batches
-    (YOLOX's `epoch: 2/300, iter: 10/12`, MindOCR's `epoch: [12/20] step: [700/4468]`)."""
+    (YOLOX's `epoch: 2/300, iter: 10/12`, MindOCR's `epoch: [12/20] step: [700/4468]`). Only with
+    many epochs, where a batch counter falls in that window by chance (3 epochs' worth of the total)
+    seldom; the shape's first reading decides for all its lines (a run's steps never switch)."""
+    if template.counts_run is not None:
+        return template.counts_run
     assert reading.step is not None and reading.total is not None and reading.epoch_total
     if reading.epoch is None or reading.epoch < 2:
-        return False  # (in the first epoch both readings give the same step)
+        return False  # (in the first epoch both readings give the same step: not decided yet)
     per_epoch = reading.total / reading.epoch_total
-    return (reading.epoch - 2) * per_epoch <= reading.step <= (reading.epoch + 1) * per_epoch
+    template.counts_run = (
+        reading.epoch_total >= _MANY_EPOCHS
+        and (reading.epoch - 2) * per_epoch <= reading.step <= (reading.epoch + 1) * per_epoch
+    )
+    return template.counts_run
 
 
 def _counted_report(reading: Reading) -> bool:

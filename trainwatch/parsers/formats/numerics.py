@@ -45,6 +45,9 @@ _OVERFLOW = re.compile(
 )
 
 
+_OVERFLOW_WORD = re.compile(r"\boverflow\b", re.I)
+
+
 def _sentence_metric(what: str) -> str:
     words = what.lower().replace(" ", "_")
     if "norm" in words:
@@ -69,7 +72,8 @@ class Numerics:
             metric = metric_name(m.group("key"))
             out.event("nan", "error", body.strip(), {"metric": metric}, rank=rank, line=line.no)
             return False, False  # the line is still a field of whatever block it belongs to
-        m = _OVERFLOW.search(body)
+        at = _OVERFLOW_WORD.search(body)  # (from its first `overflow` only: each later start is a suffix of it,
+        m = _OVERFLOW.match(body, at.start()) if at is not None else None  # and trying them all was quadratic)
         if m:
             scale = parse_number(m.group("scale").rstrip("."))
             data = {"new_scale": int(scale) if scale is not None and scale.is_integer() else scale}

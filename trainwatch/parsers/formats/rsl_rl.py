@@ -29,7 +29,8 @@ from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _HEADER = re.compile(r"^\s*Learning iteration (?P<n>\d{1,12})/(?P<of>\d{1,12})\s*$")
 _FIELD = re.compile(
-    r"^\s*(?P<label>[A-Za-z][\w /.-]{0,80}?):\s+(?P<value>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))(?P<unit>s|%| steps/s)?\b(?P<rest>.*)$"
+    r"^\s*(?P<label>[A-Za-z][\w /.-]{0,80}?):\s+(?:(?P<h>\d{1,4}):(?P<m>[0-5]\d):(?P<s>[0-5]\d(?:\.\d+)?)\b"
+    r"|(?P<value>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))(?P<unit>s|%| steps/s)?\b)(?P<rest>.*)$"
 )
 _RULE = re.compile(r"^\s*(?:#{20,}|-{20,})\s*$")
 _NAMES = {
@@ -45,6 +46,7 @@ _NAMES = {
     "total_timesteps": "timesteps",
     "iteration_time": "step_time_s",
     "total_time": "elapsed_s",
+    "time_elapsed": "elapsed_s",
     "eta": "eta_s",
     "computation": "env_steps_per_s",
 }
@@ -118,7 +120,10 @@ class RslRlParser(Parser):
         if m is None or self._figures >= _MAX_FIGURES:
             self._iteration = None  # the box ended (`Storing git diff ...`)
             return False
-        value = parse_number(m.group("value"))
+        if m.group("h") is not None:  # rsl_rl 2's `Time elapsed: 00:00:13`, `ETA: 00:28:32`
+            value: float | None = int(m.group("h")) * 3600 + int(m.group("m")) * 60 + float(m.group("s"))
+        else:
+            value = parse_number(m.group("value"))
         if value is None:
             return False
         key = snake(m.group("label"))

@@ -20,7 +20,7 @@ from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import compound_duration
 
-_TICK = re.compile(r"^\s*tick (?P<tick>\d{1,12})\s+kimg (?P<kimg>\d[\d.]*)\s+(?P<rest>.*?)\s*$")
+_TICK = re.compile(r"^\s*tick (?P<tick>\d{1,12})\s+kimg (?P<kimg>\d[\d.]*)\s+(?P<rest>.*)$")
 _PAIR = re.compile(r"(?P<name>[a-z][a-z/]*) (?P<value>-?\d[\d.]*(?:[eE][-+]?\d+)?)(?=\s|$)")
 _TIME = re.compile(r"time ")
 _NAMES = {
@@ -77,7 +77,7 @@ class StyleGanParser(Parser):
         if kimg is None:
             return False
         metrics: dict[str, float] = {"kimg": kimg}
-        rest, at = m.group("rest"), 0
+        rest, at = m.group("rest").rstrip(), 0
         while at < len(rest):
             if rest[at].isspace():
                 at += 1
@@ -113,11 +113,13 @@ class StyleGanParser(Parser):
         results = report.get("results") if isinstance(report, dict) else None
         if not isinstance(results, dict) or self._tick is None:
             return False
-        metrics = {
-            f"eval_{name}": float(value)
-            for name, value in list(results.items())[:_MAX_METRICS]
-            if isinstance(value, int | float) and not isinstance(value, bool)
-        }
+        metrics: dict[str, float] = {}
+        for name, value in list(results.items())[:_MAX_METRICS]:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                try:
+                    metrics[f"eval_{name}"] = float(value)
+                except OverflowError:  # (an integer too large for a float)
+                    continue
         if not metrics:
             return False
         out.step(self._tick, metrics)

@@ -56,7 +56,8 @@ _STEP_COLUMNS = {
 }
 _CLOCK = re.compile(r"^(?:\d{1,2}:)?\d{1,2}:\d{2}$")
 _DASHES = re.compile(r"^[\s-]+$")
-_DIGIT = re.compile(r"[0-9]")  # (ASCII: `snake` keeps these, so a name holding one is no step column)
+_DIGIT = re.compile(r"[0-9]")
+_RESUME_LINES = 12  # lines of other output a table's rows may go on after  # (ASCII: `snake` keeps these, so a name holding one is no step column)
 
 
 def _csv(text: str) -> bool:
@@ -254,6 +255,7 @@ class HeaderTableParser(Parser):
         # the table may go on, but only with a row of numbers whose step does not go back.
         self._interrupted = False
         self._last_step = -1
+        self._last_line = 0  # the line of the last row read
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if line.kind is Kind.FRAME or not text.strip():
@@ -265,8 +267,9 @@ class HeaderTableParser(Parser):
             row = cells if len(cells) == len(self._header) else None
             if row is None and self._starts and len(cells) < len(self._header):
                 row = self._by_position(text)
-            if row is not None and (not self._interrupted or self._resumes(row)) and self._row(row, out):
+            if row is not None and (not self._interrupted or self._resumes(row, line.no)) and self._row(row, out):
                 self._interrupted = False
+                self._last_line = line.no
                 return True
             self._interrupted = True  # (the header is kept; a header below replaces it)
         if "  " not in text and "\t" not in text and "|" not in text and not _csv(text):
@@ -305,13 +308,16 @@ class HeaderTableParser(Parser):
             cells[col] = m.group(0)
         return cells if cells[self._step_col] else None
 
-    def _resumes(self, cells: list[str]) -> bool:
-        """A row after other output: every cell a number (or a wall time), its step not going back."""
+    def _resumes(self, cells: list[str], line_no: int) -> bool:
+        """A row soon after other output (Chainer's progress bar is four lines): every cell a number (or
+        a wall time), its step past the last row's (a later report's numbers are not the table's)."""
+        if line_no - self._last_line > _RESUME_LINES:
+            return False
         values = [c.rstrip("+* ") for c in cells if c]
         if len(values) < 2 or not all(parse_number(v) is not None or _CLOCK.match(v) for v in values):
             return False
         step = parse_number(cells[self._step_col].rstrip("+* "))
-        return step is not None and step >= self._last_step
+        return step is not None and step > self._last_step
 
     def _row(self, cells: list[str], out: Emitter) -> bool:
         header = self._header or []

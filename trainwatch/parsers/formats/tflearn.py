@@ -20,10 +20,8 @@ _NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 _STEP = re.compile(
     rf"^\s*Training Step: (?P<step>\d{{1,12}})\s+\| total loss: (?P<loss>{_NUM})(?: \| time: (?P<time>{_NUM})s)?\s*$"
 )
-_OPTIMIZER = re.compile(
-    r"^\s*\| (?P<opt>[\w.-]{1,40}) \| epoch: (?P<epoch>\d{1,9}) \| (?P<body>.*?)"
-    r"(?: -- iter: (?P<n>\d{1,12})/(?P<of>\d{1,12}))?\s*$"
-)
+_OPTIMIZER = re.compile(r"^\s*\| (?P<opt>[\w.-]{1,40}) \| epoch: (?P<epoch>\d{1,9}) \| (?P<body>.*)$")
+_ITER = re.compile(r" -- iter: \d{1,12}/\d{1,12}$")
 _FIGURE = re.compile(rf"(?P<name>[A-Za-z_][\w]*): (?P<value>{_NUM})")
 _NAMES = {"loss": "loss", "acc": "accuracy", "val_loss": "eval_loss", "val_acc": "eval_accuracy"}
 
@@ -67,7 +65,9 @@ class TflearnParser(Parser):
         if m is None or self._step is None:
             return False
         metrics = {"epoch": float(int(m.group("epoch")))}
-        for figure in _FIGURE.finditer(m.group("body")):
+        body = m.group("body").rstrip()
+        it = _ITER.search(body)
+        for figure in _FIGURE.finditer(body[: it.start()] if it is not None else body):
             value = parse_number(figure.group("value"))
             name = _NAMES.get(figure.group("name"), figure.group("name"))
             if value is not None:

@@ -359,6 +359,9 @@ class SourceParser:
     def last_step(self, rank: int | None = None) -> int | None:
         return self._segments.last_step(rank)
 
+    def lines_read(self) -> int:
+        return self.stats.lines
+
     # -------------------------------------------------------------- internals
     def _origin(self, explicit: int | None, line: int | None, *, is_progress: bool) -> tuple[int | None, str | None]:
         """Rank and host of a record from the line `line` (None: the current line)."""
