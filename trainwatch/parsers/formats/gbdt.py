@@ -27,8 +27,12 @@ from trainwatch.parsers.fields import compound_duration
 _NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|-?inf)"
 # `[290]` then the figures (tabs, or spaces where a paste turned them so).
 _ROUND = re.compile(r"^\s*\[(?P<round>\d{1,12})\]\s+(?P<rest>\S.*)$")
-_XGB_ENTRY = re.compile(rf"(?P<data>[A-Za-z_][\w.]{{0,60}})-(?P<metric>[A-Za-z][\w@.:-]{{0,60}}?):(?P<value>{_NUM})(?:\+{_NUM})?")
-_LGB_ENTRY = re.compile(rf"(?<![\w.-])(?P<data>[\w.-]{{1,60}})'s (?P<metric>[\w@.-]{{1,60}}(?: [\w@.-]{{1,60}})?): (?P<value>{_NUM})")
+_XGB_ENTRY = re.compile(
+    rf"(?P<data>[A-Za-z_][\w.]{{0,60}})-(?P<metric>[A-Za-z][\w@.:-]{{0,60}}?):(?P<value>{_NUM})(?:\+{_NUM})?"
+)
+_LGB_ENTRY = re.compile(
+    rf"(?<![\w.-])(?P<data>[\w.-]{{1,60}})'s (?P<metric>[\w@.-]{{1,60}}(?: [\w@.-]{{1,60}})?): (?P<value>{_NUM})"
+)
 _LGB_CLI = re.compile(r"^\s*\[LightGBM\] \[Info\] Iteration:\s*(?P<round>\d{1,12}),\s+(?P<rest>\S.*)$")
 _CATBOOST = re.compile(rf"^\s*(?P<round>\d{{1,12}}):\s+learn: (?P<learn>{_NUM})(?P<rest>.*)$")
 _CATBOOST_ENTRY = re.compile(rf"\s+(?P<name>test\d*|best): (?P<value>{_NUM})(?: \(\d{{1,12}}\))?")
