@@ -359,6 +359,7 @@ _AVERAGED_LOSS = re.compile(r"^(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
 # An evaluation set's loss by its name: wav2letter's `dev-clean-loss`, `valid_0_loss`, `test-other-loss`.
 _EVAL_SET_LOSS = re.compile(r"^(?:dev|val|valid|validation|test|eval)_[a-z0-9_]{1,30}_loss$")
+_TOTAL_LOSS = re.compile(r"^(?:total_loss|loss_total)(?:_[a-z0-9]{1,8})?$|^[a-z0-9]{1,8}_total_loss$")
 # Words that make a name holding `loss` something else than a loss (`loss_scale`, `num_loss_tokens`).
 _NOT_A_LOSS = frozenset("scale scaler tokens token count num n weight weights coef ratio lambda factor fn type".split())
 # Words that make a `*_loss` another figure than the training loss (an evaluation's, a best so far).
@@ -400,6 +401,9 @@ def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str
     if "loss" in metrics:
         return
     losses = [k for k in metrics if "loss" in k.split("_") and k not in listed]
+    totals = [k for k in losses if _TOTAL_LOSS.match(k)]
+    if len(totals) == 1:  # `total_loss_g` beside its terms (`adv_g_loss`, `feat_loss`, ...): the total is the loss
+        losses = totals
     if len(losses) == 1:
         words = losses[0].split("_")
         if losses[0] not in CANONICAL and _NOT_TRAINING.isdisjoint(words) and _NOT_A_LOSS.isdisjoint(words):

@@ -441,6 +441,12 @@ def test_the_only_loss_a_line_prints_is_its_loss() -> None:
     assert [(step, m["loss"]) for step, m in got] == [(50, 3572.3164), (100, 1367.9292)]
     assert "loss" not in read_fields("step 3 cls_loss 0.5 box_loss 0.3").metrics
     assert "loss" not in read_fields("step 3 valid_best_loss 0.5").metrics
+    # AcademiCodec: the generator's total beside its terms is the loss (not when a discriminator's total is beside it)
+    got = read_fields(
+        "<epoch:8, iter:7560, total_loss_g:55226.875, adv_g_loss:1.9175, feat_loss:55178.0977, loss_d:0.508>"
+    )
+    assert got is not None and got.metrics["loss"] == 55226.875
+    assert "loss" not in read_fields("step 3 total_loss_g 1.0 total_loss_d 2.0").metrics
 
 
 def test_a_step_line_then_its_figures_on_the_next_line() -> None:
