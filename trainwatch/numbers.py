@@ -17,6 +17,8 @@ _NUM = re.compile(
     )$""",
     re.X,
 )
+# A printed number as a pattern's text (for formats' own line patterns; parse it with `parse_number`).
+NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
 _PLAIN = re.compile(r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?").fullmatch
 _SPECIAL = {
     "nan": math.nan,

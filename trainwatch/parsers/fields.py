@@ -333,6 +333,20 @@ def compound_duration(text: str, at: int) -> tuple[float, int] | None:
     return seconds, m.end()
 
 
+_ONE_DURATION = re.compile(r"\d{1,12}(?:\.\d{1,12})?(?:us|ms|s)(?=\s|$)")
+
+
+def duration_at(text: str, at: int) -> tuple[float, int] | None:
+    """A humanized duration starting at `at` (`70.1ms`, `3.7s`, `1m 10s`, `2h 5m`: CatBoost's `total`,
+    StyleGAN's `time`): its seconds and where it ends, or None."""
+    parts = compound_duration(text, at)
+    if parts is not None:
+        return parts
+    one = _ONE_DURATION.match(text, at)
+    seconds = parse_duration_s(one.group(0)) if one is not None else None
+    return None if one is None or seconds is None else (seconds, one.end())
+
+
 def read_group(m: re.Match[str] | None, group: str = "rest") -> Reading | None:
     """The fields of one group of a format's match, or None when there is no match or no metric:
     a format module recognises its line, the reader reads the values."""

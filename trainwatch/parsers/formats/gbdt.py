@@ -20,9 +20,9 @@ from itertools import pairwise
 
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
-from trainwatch.numbers import parse_duration_s, parse_number
+from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import compound_duration
+from trainwatch.parsers.fields import duration_at
 
 _NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|-?inf)"
 # `[290]` then the figures (tabs, or spaces where a paste turned them so).
@@ -37,7 +37,6 @@ _LGB_CLI = re.compile(r"^\s*\[LightGBM\] \[Info\] Iteration:\s*(?P<round>\d{1,12
 _CATBOOST = re.compile(rf"^\s*(?P<round>\d{{1,12}}):\s+learn: (?P<learn>{_NUM})(?P<rest>.*)$")
 _CATBOOST_ENTRY = re.compile(rf"\s+(?P<name>test\d*|best): (?P<value>{_NUM})(?: \(\d{{1,12}}\))?")
 _CATBOOST_TIME = re.compile(r"\s+(?P<name>total|remaining): ")
-_ONE_DURATION = re.compile(r"\d{1,12}(?:\.\d{1,12})?(?:us|ms|s)(?=\s|$)")
 # The round repeated after these is the best one, already read.
 _BEST = re.compile(r"[Bb]est iteration(?: is)?:\s*$")
 _ENDS = (
@@ -69,16 +68,6 @@ def _name(data: str, metric: str, names: dict[str, str], out: dict[str, float], 
     if loss and key in out:
         key = f"{prefix}{metric}"  # a second loss metric keeps its own name
     out.setdefault(key, value)
-
-
-def _duration(text: str, at: int) -> tuple[float, int] | None:
-    """CatBoost's `70.1ms`, `3.7s`, `1m 10s`, `2h 5m`: its seconds and where it ends."""
-    parts = compound_duration(text, at)
-    if parts is not None:
-        return parts
-    one = _ONE_DURATION.match(text, at)
-    seconds = parse_duration_s(one.group(0)) if one is not None else None
-    return None if one is None or seconds is None else (seconds, one.end())
 
 
 class GbdtParser(Parser):
@@ -223,7 +212,7 @@ class GbdtParser(Parser):
             timed = _CATBOOST_TIME.match(rest, at)
             if timed is None:
                 return None if rest[at:].strip() else metrics
-            duration = _duration(rest, timed.end())
+            duration = duration_at(rest, timed.end())
             if duration is None:
                 return None
             metrics["elapsed_s" if timed.group("name") == "total" else "eta_s"] = duration[0]

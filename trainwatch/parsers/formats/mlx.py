@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import read_fields
 
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = NUMBER
 _START = re.compile(r"^Starting training\.*,? iters: (?P<iters>\d{1,18})\s*$")
 _VAL = re.compile(rf"^Iter (?P<step>\d{{1,18}}): Val loss (?P<loss>{_NUM}), Val took (?P<took>{_NUM})s\s*$")
 _TRAIN = re.compile(r"^Iter (?P<step>\d{1,18}): Train loss ")

@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.timestamps import line_time
 
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = NUMBER
 _STAMP = r"^(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: ?)?"
 _EPOCH = re.compile(_STAMP + r"(?:Epoch (?P<v2>\d{1,9})|epoch:\s+(?P<v1>\d{1,9}))\s*$")
 _FIGURES = (

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = NUMBER
 _TRAIN = re.compile(
     rf"^\s*Train loss (?P<step>\d{{1,12}}) (?P<loss>{_NUM}) Grad Norm (?P<norm>{_NUM}) (?P<secs>{_NUM})s/it\s*$"
 )

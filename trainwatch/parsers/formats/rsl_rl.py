@@ -24,12 +24,12 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import parse_eta_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _HEADER = re.compile(r"^\s*Learning iteration (?P<n>\d{1,12})/(?P<of>\d{1,12})\s*$")
 _FIELD = re.compile(
-    r"^\s*(?P<label>[A-Za-z][\w /.-]{0,80}?):\s+(?:(?P<h>\d{1,4}):(?P<m>[0-5]\d):(?P<s>[0-5]\d(?:\.\d+)?)\b"
+    r"^\s*(?P<label>[A-Za-z][\w /.-]{0,80}?):\s+(?:(?P<clock>\d{1,4}:[0-5]\d:[0-5]\d(?:\.\d+)?)\b"
     r"|(?P<value>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf))(?P<unit>s|%| steps/s)?\b)(?P<rest>.*)$"
 )
 _RULE = re.compile(r"^\s*(?:#{20,}|-{20,})\s*$")
@@ -120,8 +120,8 @@ class RslRlParser(Parser):
         if m is None or self._figures >= _MAX_FIGURES:
             self._iteration = None  # the box ended (`Storing git diff ...`)
             return False
-        if m.group("h") is not None:  # rsl_rl 2's `Time elapsed: 00:00:13`, `ETA: 00:28:32`
-            value: float | None = int(m.group("h")) * 3600 + int(m.group("m")) * 60 + float(m.group("s"))
+        if m.group("clock") is not None:  # rsl_rl 2's `Time elapsed: 00:00:13`, `ETA: 00:28:32`
+            value = parse_eta_s(m.group("clock"))
         else:
             value = parse_number(m.group("value"))
         if value is None:

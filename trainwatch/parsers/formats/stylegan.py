@@ -18,7 +18,7 @@ import re
 from trainwatch.lines.assembler import Line
 from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.fields import compound_duration
+from trainwatch.parsers.fields import duration_at
 
 _TICK = re.compile(r"^\s*tick (?P<tick>\d{1,12})\s+kimg (?P<kimg>\d[\d.]*)\s+(?P<rest>.*)$")
 _PAIR = re.compile(r"(?P<name>[a-z][a-z/]*) (?P<value>-?\d[\d.]*(?:[eE][-+]?\d+)?)(?=\s|$)")
@@ -84,10 +84,7 @@ class StyleGanParser(Parser):
                 continue
             timed = _TIME.match(rest, at)
             if timed is not None:
-                parts = compound_duration(rest, timed.end())
-                if parts is None:
-                    one = re.match(r"(\d{1,12}(?:\.\d+)?)s(?=\s|$)", rest[timed.end() :])
-                    parts = (float(one.group(1)), timed.end() + one.end()) if one else None
+                parts = duration_at(rest, timed.end())
                 if parts is None:
                     return False
                 metrics["elapsed_s"], at = parts

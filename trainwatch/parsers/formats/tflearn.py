@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = NUMBER
 _STEP = re.compile(
     rf"^\s*Training Step: (?P<step>\d{{1,12}})\s+\| total loss: (?P<loss>{_NUM})(?: \| time: (?P<time>{_NUM})s)?\s*$"
 )

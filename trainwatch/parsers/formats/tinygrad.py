@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = NUMBER
 _LINE = re.compile(rf"^\s*(?P<step>\d{{1,12}})\s+(?P<parts>{_NUM}\s+(?:ms|s) run\b.*)$")
 _PART = re.compile(rf"^\s*(?P<v>{_NUM})\s+(?P<name>[A-Za-z/%][\w/ %]*?)\s*$")
 _SECONDS = {"ms": 1e-3, "s": 1.0}

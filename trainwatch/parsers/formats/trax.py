@@ -18,10 +18,10 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = NUMBER
 _RAN = re.compile(rf"^\s*Step\s+(?P<step>\d{{1,12}}): Ran (?P<n>\d{{1,12}}) train steps in (?P<secs>{_NUM}) secs\s*$")
 _ROW = re.compile(
     rf"^\s*Step\s+(?P<step>\d{{1,12}}): (?P<split>train|eval)\s+(?P<name>[A-Za-z][\w./-]*)\s+\|\s+(?P<value>{_NUM})\s*$"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.numbers import parse_eta_s, parse_number
+from trainwatch.numbers import NUMBER, parse_eta_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+_NUM = NUMBER
 _LINE = re.compile(
     r"^\s*\[\s*(?P<epoch>\d{1,9})\]\s+(?P<step>\d{1,12}) \|\| (?P<losses>.*?) \|\|"
     rf"(?: ETA: (?P<eta>[^|]*?) \|\|)? timer: (?P<timer>{_NUM})\s*$"
