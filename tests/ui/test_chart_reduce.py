@@ -104,3 +104,85 @@ def test_overflow_marks_outside_the_drawn_steps_are_left_out() -> None:
     )
     stretched = render_chart(traces, 100, 12, name="loss_scale", options=ChartOptions(), marks=[50.0, 950.0])
     assert stretched.plain.splitlines()[-1].split()[0] not in ("900", "920")  # what the filter prevents
+
+
+def _columns(b: object) -> list[tuple[tuple[float, float], ...]]:
+    xs, ys = b  # type: ignore[misc]
+    return [tuple(sorted(zip(xs[i : i + 2], ys[i : i + 2], strict=True))) for i in range(0, len(xs), 2)]
+
+
+def test_a_noisy_envelope_is_drawn_through_the_nearer_value_of_each_column() -> None:
+    """A column's min and max are one vertical stroke whichever comes first; joining the next
+    column through the nearer one draws the same band without a stroke across it each time."""
+    rng = random.Random(7)
+    n = 40_000
+    xs = array("d", (float(i) for i in range(n)))
+    ys = array("d", (1 / (1 + i / 5000) + rng.random() for i in range(n)))
+    b = downsample(xs, ys, 100)
+    drawn = chart.drawn_envelope(b)
+    assert _columns(drawn) == _columns((b.env_x, b.env_y))  # every column keeps its two points
+
+    def travel(ys: list[float]) -> float:
+        return sum(abs(ys[i] - ys[i - 1]) for i in range(2, len(ys), 2))  # between columns
+
+    assert travel(drawn[1]) < travel(b.env_y) / 3
+    for i in range(2, len(drawn[1]), 2):  # each column entered through its nearer value
+        last = drawn[1][i - 1]
+        assert abs(drawn[1][i] - last) <= abs(drawn[1][i + 1] - last)
+
+
+def test_a_smooth_series_and_raw_points_are_drawn_as_they_are() -> None:
+    """A falling loss enters each column through the value that came first: nothing moves.
+    Fewer points than columns are the points themselves (no pairs): never reordered."""
+    xs = array("d", (float(i) for i in range(10_000)))
+    ys = array("d", (5 / (1 + i / 100) for i in range(10_000)))
+    b = downsample(xs, ys, 80)
+    assert chart.drawn_envelope(b) == (b.env_x, b.env_y)
+    few = downsample([0.0, 1.0, 2.0, 3.0], [1.0, 9.0, 2.0, 8.0], 80)
+    assert chart.drawn_envelope(few) == ([0.0, 1.0, 2.0, 3.0], [1.0, 9.0, 2.0, 8.0])
+
+
+def test_a_chart_fills_its_widget_whatever_size_the_terminal_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plotext clamps a plot to the terminal its process reports; in a browser session (textual-serve
+    sets no LINES) or with stdout piped that is 80x24, and a taller or wider chart came out cut."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("LINES", "24")
+    xs = array("d", (float(i) for i in range(500)))
+    ys = array("d", (1 / (1 + i) for i in range(500)))
+    text = render_chart([Trace("0", xs, ys)], 150, 40, name="loss", options=ChartOptions())
+    lines = text.plain.split("\n")
+    assert len(lines) == 40
+    assert max(len(line) for line in lines) == 150
+
+
+def test_a_redraw_pauses_the_collector_and_always_restores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A redraw is thousands of plotext objects refcounting frees: no collection runs in it, and
+    the collector is on again after it, even when it fails; a pause someone else holds is kept."""
+    import gc
+
+    seen: list[bool] = []
+    real_lines = chart.chart_lines
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return real_lines(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chart, "chart_lines", spy)
+    xs = array("d", (float(i) for i in range(500)))
+    render_chart([Trace("0", xs, xs)], 100, 20, name="loss", options=ChartOptions())
+    assert seen == [False] and gc.isenabled()
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("a bad series")
+
+    monkeypatch.setattr(chart, "chart_lines", broken)
+    with pytest.raises(RuntimeError):
+        render_chart([Trace("0", xs, xs)], 100, 20, name="loss", options=ChartOptions())
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        monkeypatch.setattr(chart, "chart_lines", real_lines)
+        render_chart([Trace("0", xs, xs)], 100, 20, name="loss", options=ChartOptions())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

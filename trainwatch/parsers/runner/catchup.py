@@ -11,7 +11,6 @@ segments (`Segments`); it reaches the per-line path through the callables it is 
 
 from __future__ import annotations
 
-import gc
 import math
 import re
 from collections import Counter
@@ -20,6 +19,7 @@ from itertools import compress
 from operator import itemgetter
 
 from trainwatch.columns import ColumnBlock
+from trainwatch.gcpause import gc_paused
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Parser
 from trainwatch.parsers.bulk import MAX_TEMPLATES, BulkTemplate, admit
@@ -91,25 +91,20 @@ class CatchUp:
     def read(self, text: str, pos: int, no: int) -> None:
         """The whole lines of `text` from `pos` (it ends with a newline), numbered from `no`.
 
-        The cyclic garbage collector is paused meanwhile: a chunk is millions of short-lived
-        tuples and strings that refcounting frees, and the collections their allocation would
-        trigger find nothing (a twentieth of a catch-up's time). It is never left paused."""
+        The cyclic garbage collector is paused meanwhile (`gc_paused`: a twentieth of a
+        catch-up's time)."""
         self.learning = True
-        paused = gc.isenabled()
-        if paused:
-            gc.disable()
         try:
-            learned = -1  # the shapes known before the last slice (-1: none read yet)
-            while pos < len(text):
-                known = len(self._templates)
-                span = BULK_SLICE if known and known == learned else min(LEARN_SLICE, BULK_SLICE)
-                end = text.find("\n", pos + span) + 1 or len(text)
-                no = self._slice(text, pos, end, no)
-                learned = known
-                pos = end
+            with gc_paused():
+                learned = -1  # the shapes known before the last slice (-1: none read yet)
+                while pos < len(text):
+                    known = len(self._templates)
+                    span = BULK_SLICE if known and known == learned else min(LEARN_SLICE, BULK_SLICE)
+                    end = text.find("\n", pos + span) + 1 or len(text)
+                    no = self._slice(text, pos, end, no)
+                    learned = known
+                    pos = end
         finally:
-            if paused:
-                gc.enable()
             self.learning = False
             self._materialize()
             self._close_block()

@@ -20,7 +20,16 @@ from trainwatch.ui.data.labels import (
 )
 from trainwatch.ui.data.phases import PhaseRow, phase_rows
 from trainwatch.ui.data.ranks import RankRow, rank_rows, ranks_by_host
-from trainwatch.ui.data.reduce import MAX_RANK_LINES, Band, Buckets, band_outliers, downsample, ema, rank_band
+from trainwatch.ui.data.reduce import (
+    MAX_RANK_LINES,
+    Band,
+    Buckets,
+    band_outliers,
+    downsample,
+    drawn_envelope,
+    ema,
+    rank_band,
+)
 
 __all__ = [
     "DEFAULT_CHARTS",
@@ -38,6 +47,7 @@ __all__ = [
     "chart_version",
     "default_charts",
     "downsample",
+    "drawn_envelope",
     "ema",
     "events_copy",
     "many_hosts",

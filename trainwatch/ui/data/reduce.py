@@ -28,6 +28,7 @@ class Buckets:
     mean_x: list[float] = field(default_factory=list)
     mean_y: list[float] = field(default_factory=list)
     counts: list[int] = field(default_factory=list)
+    pairs: bool = False  # the envelope is each column's min and max (else one point per value)
 
 
 def downsample(
@@ -92,7 +93,27 @@ def downsample(
             out.mean_x.append(xs[a + (e - a) // 2])
             out.mean_y.append(total / count)
         out.counts.append(count)
+    out.pairs = True
     return out
+
+
+def drawn_envelope(b: Buckets) -> tuple[list[float], list[float]]:
+    """The envelope in the order its line is drawn: each column's min and max joined to the
+    column before through the nearer of the two. On screen the same band as their order of
+    occurrence (a column's pair is one vertical stroke either way), but no stroke crosses the
+    band from one column to the next: plotext rasterises half the dots of a noisy series (a
+    full-height one: 9,295 -> 4,841), and a smooth series, whose nearer value is the one
+    that came first, is drawn exactly as before."""
+    xs, ys = b.env_x, b.env_y
+    if not b.pairs or len(ys) < 4:
+        return xs, ys
+    xs, ys = list(xs), list(ys)
+    for i in range(2, len(ys) - 1, 2):
+        last = ys[i - 1]
+        if abs(ys[i + 1] - last) < abs(ys[i] - last):
+            xs[i], xs[i + 1] = xs[i + 1], xs[i]
+            ys[i], ys[i + 1] = ys[i + 1], ys[i]
+    return xs, ys
 
 
 _DOUBLE = struct.Struct("d").pack

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.widget import Widget
 
+from trainwatch.gcpause import gc_paused
 from trainwatch.lines.sanitize import printable
 from trainwatch.store.store import Store
 from trainwatch.ui.data import (
@@ -26,6 +27,7 @@ from trainwatch.ui.data import (
     chart_traces,
     chart_version,
     downsample,
+    drawn_envelope,
     ema,
     rank_band,
     title_for,
@@ -62,6 +64,7 @@ def colour(i: int) -> int:
     return PALETTE[i % len(PALETTE)]
 
 
+@gc_paused()  # (a redraw is thousands of plotext objects: a collection in it cost a third of its time)
 def render_chart(
     traces: list[Trace],
     width: int,
@@ -80,6 +83,9 @@ def render_chart(
     per point, kept between redraws (`rank_band`)."""
     width, height = max(width, 20), max(height, 4)
     plot_columns = max(8, width - 10)  # y tick labels and frame take ~10 columns
+    # The widget's size is the plot's: plotext would clamp it to the size of the terminal its
+    # process reports (80x24 when stdout is not one: a browser session, a test, a pipe).
+    plt.terminal.limit(False, False)
     fig = plt.figure
     fig.clear()
     fig.theme("simple")
@@ -98,11 +104,13 @@ def render_chart(
             add(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", _edge_pixel(job))).lines())
         elif job.smooth or job.envelope or job.along:
             if job.envelope:
-                add(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
+                xs, ys = drawn_envelope(b)
+                add(fig.signal(xs, ys, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
             line = ema(b.mean_y, options.smoothing, b.counts) if job.smooth else b.mean_y
             add(fig.signal(b.mean_x, line, marker=plt.marker("braille", pixel)).lines())
         else:
-            add(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", pixel)).lines())
+            xs, ys = drawn_envelope(b)
+            add(fig.signal(xs, ys, marker=plt.marker("braille", pixel)).lines())
 
     scale = robust_range([(job.buckets.env_x, job.buckets.env_y) for job in jobs])
     if scale is None:
