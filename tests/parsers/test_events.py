@@ -488,10 +488,18 @@ def test_processes_reported_dead_and_loops_that_say_they_are_done() -> None:
         assert [e.data["signal"] for e in events(feed([text]), "signal")] == [sig], text
     (crash,) = events(feed(["terminate called after throwing an instance of 'c10::CUDAError'"]), "crash")
     assert crash.data["exception"] == "c10::CUDAError"
-    for done in ("2023-01-01 10:00:00,000 INFO: End of training. Time consumed: 3:06:01", "Training finished!"):
+    for done in (
+        "2023-01-01 10:00:00,000 INFO: End of training. Time consumed: 3:06:01",
+        "Training finished!",
+        "02:13:51.152 [main] INFO yelpreview.TrainReviews - Training is Done",  # a DL4J example's log4j line
+    ):
         assert len(events(feed([done]), "finished")) == 1, done
-    # not a run's end: Ray's per-iteration note, a sentence that mentions the word
-    quiet = ["Training finished iteration 1 at 2023-06-22 22:44:43. Total running time: 8s", "The job was Killed by"]
+    # not a run's end: Ray's per-iteration note, DLRM's progress line, a sentence that mentions the word
+    quiet = [
+        "Training finished iteration 1 at 2023-06-22 22:44:43. Total running time: 8s",
+        "Finished training it 1024/2048437 of epoch 0, 53.58 ms/it, loss 0.138725, accuracy 96.726 %",
+        "The job was Killed by",
+    ]
     assert events(feed(quiet), "finished") == [] and events(feed(quiet), "signal") == []
 
 

@@ -53,7 +53,15 @@ _STEP_COLUMNS = {
     "epochs": "epoch",
     "global_step": "step",  # Lightning's CSVLogger under a logger that names it so (ldm's metrics.csv)
     "trainer_global_step": "step",
+    "steps": "step",  # ChainerRL's scores.txt, RL loggers' progress files
+    "timesteps": "step",
+    "total_timesteps": "step",
 }
+# A header names a figure of training, not only counters: aligned text that merely looks tabular
+# (a config dump, a table of files) is no table of steps.
+_FIGURES = ("loss", "acc", "rmse", "mse", "mae", "error", "reward", "return", "ppl", "perplexity")
+# A cell holding one number in brackets (DeepXDE's `[5.47e+03]`, a numpy repr `[ 0.0804]`).
+_ONE_IN_BRACKETS = re.compile(r"^\[\s*([^\s,\[\]]+)\s*\]$")
 _CLOCK = re.compile(r"^(?:\d{1,2}:)?\d{1,2}:\d{2}$")
 _DASHES = re.compile(r"^[\s-]+$")
 _DIGIT = re.compile(r"[0-9]")
@@ -234,6 +242,25 @@ class HeaderTableParser(Parser):
             "  0     200         35.70   2163.45   83.16   83.79   82.53    0.83\n",
             steps=((0, {"epoch": 0, "loss_ner": 40.0}), (200, {"epoch": 0, "loss_tok2_vec": 35.7, "score": 0.83})),
         ),
+        Sample(  # chainer/chainerrl PR #126: scores.txt, tab-separated, its `steps` column the step
+            "steps\tepisodes\telapsed\tmean\tmedian\taverage_v\taverage_loss_policy\n"
+            "50099\t52\t992.45\t-19.8\t-20.0\t[-2.17921662]\t-0.0195257508921\n"
+            "100524\t96\t2090.0\t-18.6\t-19.0\t[-1.29867995]\t-0.120943714859\n",
+            steps=((50099, {"episodes": 52, "average_v": -2.17921662}), (100524, {"mean": -18.6})),
+        ),
+        Sample(  # DeePMD-kit's lcurve.out: its header commented out for plotting tools; errors keep their names
+            "#  step      rmse_val    rmse_trn         lr\n"
+            "      0      1.05e+01    1.10e+01    1.0e-03\n"
+            "    100      7.63e+00    9.65e+00    1.0e-03\n",
+            steps=((0, {"rmse_val": 10.5, "rmse_trn": 11.0, "lr": 1e-3}), (100, {"rmse_trn": 9.65})),
+        ),
+        Sample(  # lululxvi/deepxde PR #491: one figure per bracket; its test loss the only held-out loss
+            "Step      Train loss    Test loss     Test metric\n"
+            "0         [5.47e+03]    [6.44e+03]    [1.00e+00]\n"
+            "2000      [nan]         [nan]         [nan]\n",
+            steps=((0, {"loss": 5470.0, "eval_loss": 6440.0}), (2000, {"loss": math.nan})),
+            events=("nan",),
+        ),
         Sample(  # Lightning-AI/pytorch-lightning issue #32467: CSVLogger's metrics.csv pasted (empty cells)
             "epoch,step,train_loss_epoch,train_loss_step,val_loss\n"
             "0,49,,0.6689074635505676,\n"
@@ -249,6 +276,7 @@ class HeaderTableParser(Parser):
 
     def __init__(self) -> None:
         self._header: list[str] | None = None
+        self._eval_alias: str | None = None  # the column that is the evaluation loss under another name
         self._step_col = 0
         self._starts: list[int] = []  # where each column of a space-aligned header starts
         # Other output came after the last row (Chainer's progress bar prints between its rows):
@@ -281,12 +309,21 @@ class HeaderTableParser(Parser):
             return False  # a row of values (no step column's name holds a digit): not a header
         if "#" in cells and "E" in cells:  # spaCy's `spacy train` table: `E` the epoch, `#` the step
             cells = ["epoch" if c == "E" else "step" if c == "#" else c for c in cells]
+        elif cells[0] == "#" or (cells[0].startswith("# ") and len(cells[0]) > 2):
+            # a header commented out for plotting tools (DeePMD's lcurve.out: `#  step  rmse_val ... lr`)
+            text = text.replace("#", " ", 1)
+            cells = _cells(text)
+            if len(cells) < 2:
+                return False
         names = [snake(c) for c in cells]
         step_cols = [i for i, n in enumerate(names) if n in _STEP_COLUMNS]
         if not step_cols or not all(n and not n[0].isdigit() for n in names):
             return False
-        if not any("loss" in n or "acc" in n for n in names):
+        if not any(f in n for n in names for f in _FIGURES):
             return False
+        mapped = {field_name(n, "") for n in names}
+        # The only held-out loss of a table is its evaluation loss (DeepXDE's `Train loss  Test loss`).
+        self._eval_alias = "test_loss" if "test_loss" in mapped and "eval_loss" not in mapped else None
         self._header = names
         self._interrupted = False
         self._last_step = -1
@@ -329,8 +366,11 @@ class HeaderTableParser(Parser):
             value = cell.rstrip("+* ")
             if _CLOCK.match(value):
                 continue  # fastai's wall time per epoch
-            number = parse_number(value)
+            one = _ONE_IN_BRACKETS.match(value) if value.startswith("[") else None
+            number = parse_number(one.group(1) if one else value)
             metric = "epoch" if _STEP_COLUMNS.get(name) == "epoch" else field_name(name, "")
+            if metric is not None and metric == self._eval_alias:
+                metric = "eval_loss"
             if number is not None and metric:
                 metrics.setdefault(metric, number)
         if _STEP_COLUMNS[header[self._step_col]] == "epoch":
