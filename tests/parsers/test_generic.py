@@ -50,7 +50,7 @@ def test_colon_fields_and_percent() -> None:
     fields = parse_fields(
         "step: 10         train loss: 3.11        test loss: 3.05         tokens/gpu/sec: 9378.40         MFU: 63.91%"
     )
-    assert fields == (10, {"loss": 3.11, "eval_loss": 3.05, "tokens_gpu_sec": 9378.4, "mfu_pct": 63.91})
+    assert fields == (10, {"loss": 3.11, "eval_loss": 3.05, "tokens_per_s_per_gpu": 9378.4, "mfu_pct": 63.91})
 
 
 def test_held_lines_emitted_in_order_once_template_repeats() -> None:
@@ -477,3 +477,30 @@ def test_a_batch_counter_of_a_few_epochs_is_counted_within_the_epoch() -> None:
         f"Epoch [2/5], Step [{n}/600], Loss: 0.2" for n in (100, 200, 400, 600)
     ]
     assert [s.step for s in steps(feed(lines))] == [600, 700, 800, 1000, 1200]
+
+
+def test_per_device_rates_one_entry_dicts_and_times_over_n_steps() -> None:
+    # InternLM's metrics line: a rate per GPU explained in parentheses, a grad norm per parameter group
+    assert parse_fields("step=3 loss=11.4 tgs (tokens/gpu/second)=812.2 grad_norm={'0_default': 9.1596} lr=1e-4") == (
+        3,
+        {"loss": 11.4, "tokens_per_s_per_gpu": 812.2, "grad_norm": 9.1596, "lr": 1e-4},
+    )
+    # a dict of several entries: its entries under their own names, none under the dict's
+    assert parse_fields("step=3 loss=11.4 parts={'a': 1.5, 'b': 2.5}") == (3, {"loss": 11.4, "a": 1.5, "b": 2.5})
+    # HugeCTR: the time of the last 1000 iterations, not of one
+    assert parse_fields("[02d07h54m43s][HUGECTR][INFO]: Iter: 3000 Time(1000 iters): 5.381177s Loss: 0.133510") == (
+        3000,
+        {"step_time_s": 0.005381177, "loss": 0.13351},
+    )
+    assert parse_fields("step 100 loss 2.1 time for 100 steps: 12.5 s") == (100, {"loss": 2.1, "step_time_s": 0.125})
+
+
+def test_a_value_named_by_an_evaluation_set_beside_a_loss_is_its_loss() -> None:
+    # jlin816/jax-sandbox: `val` alone names the validation loss printed after the training loss
+    assert parse_fields("step 300 | elapsed 2.34m | loss: 3.16 | val: 2.89")[1] == {
+        "elapsed": 2.34,
+        "loss": 3.16,
+        "eval_loss": 2.89,
+    }
+    # beside an accuracy it may be the set's accuracy: not read as a loss
+    assert "eval_loss" not in parse_fields("step 300 | loss: 3.16 | acc: 0.91 | val: 0.88")[1]

@@ -86,9 +86,20 @@ _UNIT_SPACED = re.compile(
 )
 # The label before a value, read back from the value: `loss: `, `'loss': `, `"lr": "`, `lr=[`, `loss `.
 _KEY_END = re.compile(
-    r"(?P<key>[A-Za-z_@\u4e00-\u9fff][\w./@%-]*(?:\s?\([^()\s]{1,12}\))?)(?P<q>['\"]?)"
+    r"(?P<key>[A-Za-z_@\u4e00-\u9fff][\w./@%-]*(?:\s?\([^()\s]{1,20}\))?)(?P<q>['\"]?)"
     r"(?P<gap>[ \t]*(?P<sep>[:=]|->|:=)?[ \t]*)(?P<open>[\[(]\s*)?(?P<vq>['\"]?)\Z"
 )
+# A time over N steps: `Time(1000 iters): `, `time for 100 steps: `, `100 iters took `.
+_STEPS_WORD = r" ?(?:iters?|iterations?|steps?|batches)"
+_OVER_STEPS = re.compile(
+    rf"(?:\(\s?(?P<a>\d{{1,9}}){_STEPS_WORD}\s?\)|\bfor (?P<b>\d{{1,9}}){_STEPS_WORD}|\b(?P<c>\d{{1,9}}){_STEPS_WORD} took)"
+    r"\s?:?\s?\Z",
+    re.I,
+)
+# A value labelled by an evaluation set alone, beside a training loss, is that set's loss.
+_EVAL_SETS = frozenset({"val", "valid", "validation", "dev", "test", "eval"})
+# A dict of one entry under a name, the value's own label no name (`grad_norm={'0_default': `).
+_ONE_ENTRY = re.compile(r"(?P<key>[A-Za-z_][\w./-]*)\s?[:=]\s?\{\s?['\"]?[\w./-]{1,40}['\"]?:\s?\Z")
 # Printed tensors and arrays around a value: `tensor(0.69`, `tensor([nan]`, `Array(2.1, dtype=float32)`.
 _WRAPPER = re.compile(r"(?<=[\s:=])\s*(?:tensor|Tensor|array|Array|DeviceArray|np\.float\d*|float\d*)\(\[?\s*\Z")
 _PHASE_LABELS = frozenset({"train", "training"})
@@ -164,6 +175,14 @@ _RATE_UNITS = {
     "ups/s": "it_per_s",
     "words/s": "tokens_per_s",  # Marian, OpenNMT, fairseq's wps: target words are its tokens
     "wrd/s": "tokens_per_s",
+    # per device (InternLM's `tgs (tokens/gpu/second)=`)
+    "tokens/gpu/s": "tokens_per_s_per_gpu",
+    "tokens/s/gpu": "tokens_per_s_per_gpu",
+    "tok/s/gpu": "tokens_per_s_per_gpu",
+    "tokens/device/s": "tokens_per_s_per_gpu",
+    "tokens/s/device": "tokens_per_s_per_gpu",
+    "samples/gpu/s": "samples_per_s_per_gpu",
+    "samples/s/gpu": "samples_per_s_per_gpu",
 }
 _PER_STEP_UNITS = ("/it", "/iter", "/step", "/batch")
 _SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
@@ -569,6 +588,7 @@ def read_fields(text: str) -> Reading | None:
     listed: set[str] = set()  # names whose value is the first of a printed list
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
+    eval_bare: float | None = None  # a value labelled only by an evaluation set's name
     if "[" in text or "(" in text:
         for bc in _BRACKET_COUNTER.finditer(text, lo):
             bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n") or bc.group("pn"))
@@ -623,7 +643,19 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault(*got)
                 continue
         unit, _after = _unit_after(text, end)
+        if unit is not None and unit.lower() in _TIME_UNITS:
+            over = _OVER_STEPS.search(text, max(lo, start - 40), start)
+            if over is not None:  # HugeCTR's `Time(1000 iters): 5.38s`: the time of N steps
+                n = int(over.group("a") or over.group("b") or over.group("c"))
+                got = _convert("", raw, unit)
+                if got is not None and n > 0:
+                    metrics.setdefault("step_time_s", got[1] / n)
+                continue
         key = label_of(text[max(cut, start - _KEY_WINDOW) : start])
+        if text.startswith("}", end) and (key is None or _convert(key, raw, unit) is None):
+            one = _ONE_ENTRY.search(text, max(lo, start - _KEY_WINDOW), start)
+            if one is not None:  # InternLM's `grad_norm={'0_default': 61.58}`: the one entry is the value
+                key = one.group("key")
         if key is None:
             # A value named by its unit alone: `29403.65 tok/s`, `1.09s/it`, `(1.2 ms, ...)`.
             if unit is not None and unit != "%":
@@ -662,6 +694,10 @@ def read_fields(text: str) -> Reading | None:
             continue
         if _SLASH_TOTAL.match(text, end) and unit is None:
             continue  # `loss 3/4`: a fraction or a counter with a label we do not know
+        if unit is None and key.lower() in _EVAL_SETS:
+            if eval_bare is None:  # `loss: 3.07 | val: 2.96`: the held-out set's loss, named by the set alone
+                eval_bare = parse_number(raw)
+            continue
         got = _convert(key, raw, unit)
         if got is None:
             continue
@@ -706,6 +742,13 @@ def read_fields(text: str) -> Reading | None:
             metrics["step_time_s"] = bare_time
         elif it_per_s and it_per_s > 0:
             metrics["step_time_s"] = 1.0 / it_per_s
+    if (
+        eval_bare is not None
+        and "loss" in metrics
+        and "eval_loss" not in metrics
+        and not any("acc" in n for n in metrics)  # (`acc: 0.9 | val: 0.85`: the set's accuracy, maybe)
+    ):
+        metrics["eval_loss"] = eval_bare
     if not metrics and step is None and epoch is None:
         return None
     settle_weak(metrics, listed)
