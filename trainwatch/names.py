@@ -134,7 +134,7 @@ COUNTER_KEYS = frozenset(
 )
 # Labels of a batch index (often within an epoch): the step where a line has no better counter.
 BATCH_KEYS = frozenset({"batch", "batch_idx", "batch_num", "batch_id", "batches"})
-EPOCH_KEYS = frozenset({"epoch", "epochs", "train_epoch", "ep", "epoch_num", "轮次", "轮数"})
+EPOCH_KEYS = frozenset({"epoch", "epochs", "train_epoch", "ep", "epch", "epoch_num", "轮次", "轮数"})
 # Words that are never the label of the number after them (`at 2 epochs`, `of 10`).
 STOP_WORDS = frozenset(
     {
@@ -272,6 +272,7 @@ SYNONYMS: dict[str, str] = {
     "grad_norm_total": "grad_norm",
     "gradnorm": "grad_norm",
     "gnorm": "grad_norm",  # fairseq
+    "grdn": "grad_norm",  # LeRobot
     "norm": "grad_norm",  # build-nanogpt / llm.c / nanoGPT forks: `norm: 27.0154`, the clip_grad_norm_ result
     "train_gnorm": "grad_norm",
     "wps": "tokens_per_s",  # fairseq: target words (tokens) per second
@@ -448,6 +449,7 @@ STEP_TIME_KEYS = frozenset(
         "avg_batch_cost",  # PaddleOCR / PaddleClas: the mean over the logging interval
         "train_step_timing",  # NeMo
         "step_timing",
+        "updt",  # LeRobot: `updt_s:4.478 data_s:0.038`, the update's seconds (the unit read off the name)
     }
 )
 DATA_TIME_KEYS = frozenset(

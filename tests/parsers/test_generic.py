@@ -504,3 +504,24 @@ def test_a_value_named_by_an_evaluation_set_beside_a_loss_is_its_loss() -> None:
     }
     # beside an accuracy it may be the set's accuracy: not read as a loss
     assert "eval_loss" not in parse_fields("step 300 | loss: 3.16 | acc: 0.91 | val: 0.88")[1]
+
+
+def test_abbreviated_labels_and_a_batch_time_with_its_average() -> None:
+    # LeRobot: `ep` counts episodes beside its `epch`; `updt_s` is the update's time, `grdn` the grad norm
+    assert parse_fields("step:200 smpl:6K ep:9 epch:0.03 loss:0.52 grdn:1.5 lr:2.5e-06 updt_s:4.478 data_s:0.038") == (
+        200,
+        {
+            "smpl": 6000.0,
+            "loss": 0.52,
+            "grad_norm": 1.5,
+            "lr": 2.5e-06,
+            "step_time_s": 4.478,
+            "data_time_s": 0.038,
+            "epoch": 0.03,
+        },
+    )
+    # dlib's trainer: the number sign after the counter's name
+    assert parse_fields("step#: 23016  learning rate: 0.0001  average loss: 1.36526")[0] == 23016
+    # Pointcept: `Batch` is the batch's time when a running average follows it, not a batch counter
+    got = parse_fields("Train: [16/170][700/1090] Data 0.008 (1.045) Batch 0.499 (1.872) Remain 87:29:26 loss: 3.6729")
+    assert got[1]["step_time_s"] == 0.499 and got[1]["data_time_s"] == 0.008 and got[1]["loss"] == 3.6729

@@ -86,7 +86,7 @@ _UNIT_SPACED = re.compile(
 )
 # The label before a value, read back from the value: `loss: `, `'loss': `, `"lr": "`, `lr=[`, `loss `.
 _KEY_END = re.compile(
-    r"(?P<key>[A-Za-z_@\u4e00-\u9fff][\w./@%-]*(?:\s?\([^()\s]{1,20}\))?)(?P<q>['\"]?)"
+    r"(?P<key>[A-Za-z_@\u4e00-\u9fff][\w./@%-]*(?:\s?\([^()\s]{1,20}\))?)#?(?P<q>['\"]?)"
     r"(?P<gap>[ \t]*(?P<sep>[:=]|->|:=)?[ \t]*)(?P<open>[\[(]\s*)?(?P<vq>['\"]?)\Z"
 )
 # A time over N steps: `Time(1000 iters): `, `time for 100 steps: `, `100 iters took `.
@@ -96,6 +96,8 @@ _OVER_STEPS = re.compile(
     r"\s?:?\s?\Z",
     re.I,
 )
+# A running average in parentheses after a value: `0.499 (1.872)`.
+_AVERAGE_AFTER = re.compile(r" ?\( ?\d+\.\d+ ?\)")
 # A value labelled by an evaluation set alone, beside a training loss, is that set's loss.
 _EVAL_SETS = frozenset({"val", "valid", "validation", "dev", "test", "eval"})
 # A dict of one entry under a name, the value's own label no name (`grad_norm={'0_default': `).
@@ -115,7 +117,7 @@ _WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\Z")
 # the label holds the last character before those and starts at or after the run of label
 # characters that ends there.
 _BLANKS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
-_AFTER_LABEL = "'\"" + _BLANKS + ":=->[("
+_AFTER_LABEL = "'\"#" + _BLANKS + ":=->[("  # (`#`: dlib's `step#: 23016`, a number sign after its label)
 _LABEL_CHARS = string.ascii_letters + string.digits + "_./@%-"
 _WORD_CHARS = string.ascii_letters + string.digits + "_"
 _KEY_WINDOW = 64
@@ -589,6 +591,7 @@ def read_fields(text: str) -> Reading | None:
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
     eval_bare: float | None = None  # a value labelled only by an evaluation set's name
+    epoch_by_ep = False  # the epoch came from a label `ep` (which may count episodes)
     if "[" in text or "(" in text:
         for bc in _BRACKET_COUNTER.finditer(text, lo):
             bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n") or bc.group("pn"))
@@ -686,8 +689,12 @@ def read_fields(text: str) -> Reading | None:
                 step, step_rank = n, _counter_rank(key)
             elif kind == "batch" and inner is None and n is not None:
                 inner, inner_total = n, of
-            elif kind == "epoch" and epoch is None:
-                epoch, epoch_total = value, of
+            elif kind == "epoch" and (epoch is None or (epoch_by_ep and key.lower() != "ep")):
+                # (LeRobot's `ep:9 epch:0.03`: its `ep` counts episodes when an epoch is printed beside it)
+                epoch, epoch_total, epoch_by_ep = value, of, key.lower() == "ep"
+            elif kind == "batch" and n is None and _AVERAGE_AFTER.match(text, end):
+                # Pointcept's `Data 0.008 (1.045) Batch 0.499 (1.872)`: the batch's time and its average
+                metrics.setdefault("step_time_s", value)
             else:
                 continue
             counted_ends.append((start, t.end() if t is not None else end))

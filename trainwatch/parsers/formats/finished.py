@@ -22,13 +22,14 @@ _FINISHED = (
     # `Trial TorchTrainer_8dace_00004 completed training after 20 iterations at ...`
     ("ray", re.compile(r"^(?:Training completed|Trial \S+ completed training) after \d{1,18} iterations\b")),
     # A loop's own last word, on a line of its own: BasicSR `End of training. Time consumed: 3:06:01`, Coqui
-    # `Training finished!`, `Finished training`, `Training complete.`, DL4J examples' `Training is Done` (not Ray's
+    # `Training finished!`, `Finished training`, `Training complete.`, DL4J examples' `Training is Done`, dlib's
+    # examples' `done training` (not Ray's
     # `Training finished iteration 1`, nor DLRM's progress `Finished training it 1024/2048437 of epoch 0, ...`)
     (
         "end_of_training",
         re.compile(
             r"^(?:[\W_]*|.*\b(?:INFO|Info)\b\W*(?:[\w.$]+ - )?)"  # (a logger's name: log4j's `a.b.Main - `)
-            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished training)"
+            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished training|done training)"
             r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b)\s*[.!]*(?:\s|$)"
         ),
     ),
