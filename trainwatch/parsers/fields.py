@@ -649,10 +649,10 @@ def read_fields(text: str) -> Reading | None:
         if unit is not None and unit.lower() in _TIME_UNITS:
             over = _OVER_STEPS.search(text, max(lo, start - 40), start)
             if over is not None:  # HugeCTR's `Time(1000 iters): 5.38s`: the time of N steps
-                n = int(over.group("a") or over.group("b") or over.group("c"))
+                over_n = int(over.group("a") or over.group("b") or over.group("c"))
                 got = _convert("", raw, unit)
-                if got is not None and n > 0:
-                    metrics.setdefault("step_time_s", got[1] / n)
+                if got is not None and over_n > 0:
+                    metrics.setdefault("step_time_s", got[1] / over_n)
                 continue
         key = label_of(text[max(cut, start - _KEY_WINDOW) : start])
         if text.startswith("}", end) and (key is None or _convert(key, raw, unit) is None):
