@@ -66,8 +66,17 @@ def test_held_lines_emitted_in_order_once_template_repeats() -> None:
     assert got[0].metrics == {"loss": pytest.approx(2.86417818069458), "step_time_s": pytest.approx(2.833053)}
 
 
-def test_one_off_line_is_not_a_step() -> None:
-    assert steps(feed(["iteration 0, loss: 2.86417818069458, time: 2833.053ms"], [GenericParser()])) == []
+def test_one_off_line_is_a_step_only_when_the_log_has_no_other() -> None:
+    """A line whose shape never repeats is no step while the log goes on; at the end of the input, a
+    run that printed one report (Lingvo's first `step:` line before minutes of `Steps/second`) has
+    that step, unless the line mentions a step rather than reports it, or the log has other steps."""
+    lone = "iteration 0, loss: 2.86417818069458, time: 2833.053ms"
+    assert [(s.step, s.metrics) for s in steps(feed([lone], [GenericParser()]))] == [
+        (0, {"loss": 2.86417818069458, "step_time_s": 2.833053})
+    ]
+    assert steps(feed(["Resuming from step 5000, loss 2.3"], [GenericParser()])) == []
+    after = ["step 5000 | loss 2.0", "step 5100 | loss 1.9", "Model at step 3000: loss 1.2, eval 1.1"]
+    assert [s.step for s in steps(feed(after, [GenericParser()]))] == [5000, 5100]
 
 
 def test_a_lone_report_against_its_total_is_a_step() -> None:

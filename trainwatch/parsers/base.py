@@ -129,6 +129,10 @@ class Parser(ABC):
     def finish(self, out: Emitter) -> None:  # noqa: B027 - optional hook
         """End of input: release anything held for a multi-line block."""
 
+    def after_finish(self, out: Emitter) -> None:  # noqa: B027 - optional hook
+        """End of input, after every parser's `finish` and the steps it released went out: what
+        depends on what all of them read (the generic layer's lone report)."""
+
     def segment_ends(self, out: Emitter) -> None:  # noqa: B027 - optional hook
         """A new attempt of the run begins (relaunch, restart): release what belongs to the old
         one — a finished traceback held in case a chained one follows — so it keeps its attempt,

@@ -83,6 +83,9 @@ MAX_HEADER_METRICS = 200
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
+# A line that mentions a step rather than reports one (`Resuming from step 5000, loss 2.3`, `Best model at step
+# 3000`): never a lone report.
+_MENTION = re.compile(r"[Rr]esum|[Rr]estor|[Ll]oad|[Bb]est\b|[Cc]heckpoint|[Ss]av(?:e|ed|ing)\b|[Ff]rom step")
 _MANY_EPOCHS = 20  # (`_counts_the_run`)
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
 
@@ -101,6 +104,7 @@ class _Held:
     metrics: dict[str, float]
     line: int
     time: str | None
+    named: bool = False  # its step is a named step counter's (`step: 905`), not a batch's or an epoch's
 
 
 @dataclass
@@ -451,6 +455,23 @@ class GenericParser(Parser):
         self._close_header(out)
         self._unconfirmed_non_finite(out)
 
+    def after_finish(self, out: Emitter) -> None:
+        """A run that printed one step report, and no other step the source read from any format
+        (Lingvo's `step:   905 ... loss:4.96068` before minutes of `Steps/second: 0.014225`): at the end
+        of the input that report is its step. With any step read it is not: a one-off line after
+        steps is a summary (`Best model at step 3000, loss 1.2`), not a step going back."""
+        if out.last_step() is not None:
+            return
+        lone = [
+            h
+            for shape, template in self._templates.items()
+            if not template.confirmed and not shape.startswith("header ")
+            for h in template.held
+            if h.named and "loss" in h.metrics
+        ]
+        if len(lone) == 1:
+            _release(out, lone)
+
     def _unconfirmed_non_finite(self, out: Emitter) -> None:
         """A line never confirmed as progress is not a step, but a NaN or inf loss it printed is
         still what the log said (DeepSpeech's one `Training of Epoch 0 - loss: inf`): one `nan`
@@ -533,7 +554,8 @@ class GenericParser(Parser):
             return True
         if held and step < held[-1].step:
             held.clear()  # the same step again (other ranks) is held with it
-        held.append(_Held(step, metrics, line_no, time))
+        named = reading.step is not None and not reading.evaluating and not _MENTION.search(text)
+        held.append(_Held(step, metrics, line_no, time, named))
         del held[:-MAX_HELD]
         self._wrap = _Wrap(line_no, step, held[-1])
         return False

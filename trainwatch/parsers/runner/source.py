@@ -155,6 +155,13 @@ class SourceParser:
             except Exception:
                 self.stats.parser_errors += 1
         self._flush_pending()
+        for parser in self.parsers:
+            self._current_parser = parser.name
+            try:
+                parser.after_finish(self)
+            except Exception:
+                self.stats.parser_errors += 1
+        self._flush_pending()
 
     # -------------------------------------------------------------- dispatch
     def _end_probe(self) -> None:
