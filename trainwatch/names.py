@@ -495,11 +495,13 @@ _NAMESPACES = frozenset(
 def _namespaced(label: str) -> str | None:
     """The name of `group/name` when the group is a mere namespace and the name a known one."""
     head, _, tail = label.rpartition("/")
+    leaf = snake(tail)
+    if leaf.startswith("loss") and head.strip().endswith("Loss") and "/" not in head:
+        return leaf  # a criterion's class names its terms (SuperGradients' `PPYoloELoss/loss`, `.../loss_cls`)
     for part in head.split("/"):  # every group must only group (`eval/metrics/loss` is an evaluation's)
         group = snake(part)
         if not group or not (group in _NAMESPACES or part.lstrip().startswith("_")):
             return None
-    leaf = snake(tail)
     known = SYNONYMS.get(leaf) or CANONICAL.get(leaf)
     if known is not None:
         return known

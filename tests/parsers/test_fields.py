@@ -427,6 +427,13 @@ def test_a_namespace_only_groups_a_name() -> None:
         "rollout_ep_rew_mean",
         "timers_forward",
     ]
+    # a criterion's class groups its total and its terms (SuperGradients' `PPYoloELoss/loss`); not a loss
+    # named for a model part (`G/loss`, above) nor a group of groups
+    assert [field_name(x, "") for x in ("PPYoloELoss/loss", "PPYoloELoss/loss_cls", "a/PPYoloELoss/loss")] == [
+        "loss",
+        "loss_cls",
+        "a_ppyolo_eloss_loss",
+    ]
 
 
 def test_the_only_loss_a_line_prints_is_its_loss() -> None:
