@@ -96,10 +96,22 @@ _OVER_STEPS = re.compile(
     r"\s?:?\s?\Z",
     re.I,
 )
+
+
+def _over_steps_near(text: str, near: int, start: int) -> bool:
+    """Whether `_OVER_STEPS` can match before `start`: a search anchored at the window's end tries
+    every position of it (a tenth more time per line), so the words it needs are looked for first."""
+    return (
+        text.find("ter", near, start) >= 0 or text.find("tep", near, start) >= 0 or text.find("atch", near, start) >= 0
+    )
+
+
 # A running average in parentheses after a value: `0.499 (1.872)`.
 _AVERAGE_AFTER = re.compile(r" ?\( ?\d+\.\d+ ?\)")
 # A value labelled by an evaluation set alone, beside a training loss, is that set's loss.
-_EVAL_SETS = frozenset({"val", "valid", "validation", "dev", "test", "eval"})
+_EVAL_SETS = frozenset(
+    v for w in ("val", "valid", "validation", "dev", "test", "eval") for v in (w, w.capitalize(), w.upper())
+)
 # A dict of one entry under a name, the value's own label no name (`grad_norm={'0_default': `).
 _ONE_ENTRY = re.compile(r"(?P<key>[A-Za-z_][\w./-]*)\s?[:=]\s?\{\s?['\"]?[\w./-]{1,40}['\"]?:\s?\Z")
 # Printed tensors and arrays around a value: `tensor(0.69`, `tensor([nan]`, `Array(2.1, dtype=float32)`.
@@ -592,6 +604,7 @@ def read_fields(text: str) -> Reading | None:
     evaluating = False
     eval_bare: float | None = None  # a value labelled only by an evaluation set's name
     epoch_by_ep = False  # the epoch came from a label `ep` (which may count episodes)
+    braces = "}" in text
     if "[" in text or "(" in text:
         for bc in _BRACKET_COUNTER.finditer(text, lo):
             bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n") or bc.group("pn"))
@@ -646,7 +659,7 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault(*got)
                 continue
         unit, _after = _unit_after(text, end)
-        if unit is not None and unit.lower() in _TIME_UNITS:
+        if unit is not None and unit.lower() in _TIME_UNITS and _over_steps_near(text, max(lo, start - 40), start):
             over = _OVER_STEPS.search(text, max(lo, start - 40), start)
             if over is not None:  # HugeCTR's `Time(1000 iters): 5.38s`: the time of N steps
                 over_n = int(over.group("a") or over.group("b") or over.group("c"))
@@ -655,7 +668,7 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault("step_time_s", got[1] / over_n)
                 continue
         key = label_of(text[max(cut, start - _KEY_WINDOW) : start])
-        if text.startswith("}", end) and (key is None or _convert(key, raw, unit) is None):
+        if braces and text.startswith("}", end) and (key is None or _convert(key, raw, unit) is None):
             one = _ONE_ENTRY.search(text, max(lo, start - _KEY_WINDOW), start)
             if one is not None:  # InternLM's `grad_norm={'0_default': 61.58}`: the one entry is the value
                 key = one.group("key")
@@ -701,7 +714,7 @@ def read_fields(text: str) -> Reading | None:
             continue
         if _SLASH_TOTAL.match(text, end) and unit is None:
             continue  # `loss 3/4`: a fraction or a counter with a label we do not know
-        if unit is None and key.lower() in _EVAL_SETS:
+        if unit is None and key in _EVAL_SETS:
             if eval_bare is None:  # `loss: 3.07 | val: 2.96`: the held-out set's loss, named by the set alone
                 eval_bare = parse_number(raw)
             continue
