@@ -273,6 +273,7 @@ SYNONYMS: dict[str, str] = {
     "gradnorm": "grad_norm",
     "gnorm": "grad_norm",  # fairseq
     "grdn": "grad_norm",  # LeRobot
+    "grad": "grad_norm",  # `loss 1.47 | lr 1.8e-04 | grad 0.075`: the gradient's norm, the one figure a loop prints of it
     "norm": "grad_norm",  # build-nanogpt / llm.c / nanoGPT forks: `norm: 27.0154`, the clip_grad_norm_ result
     "train_gnorm": "grad_norm",
     "wps": "tokens_per_s",  # fairseq: target words (tokens) per second

@@ -510,9 +510,14 @@ def test_checkpoint_saves_in_more_words() -> None:
         "Saving ./log/2024-11-15_10-24-32/000000097.pth",
         "Training snapshot saved at ./snapshot.pt",  # PyTorch's DDP tutorial series
         "Saving best state,epoch 0",
+        "[Checkpoint] saved ./checkpoints/ckpt_step0047850.pt",  # a from-scratch pretraining loop
     ]
     for text in saves:
         assert len(events(feed([text]), "checkpoint")) == 1, text
+    (bracketed,) = events(feed(["[Checkpoint] saved ./checkpoints/ckpt_step0047850.pt"]), "checkpoint")
+    assert bracketed.data == {"path": "./checkpoints/ckpt_step0047850.pt"}
+    (plain,) = events(feed(["Model saved successfully"]), "checkpoint")
+    assert plain.data == {}  # (no path: `successfully` is not one)
     assert events(feed(["Saving the dataset (1/1 shards)", "saving state of the art results"]), "checkpoint") == []
 
 

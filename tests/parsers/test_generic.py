@@ -534,3 +534,27 @@ def test_abbreviated_labels_and_a_batch_time_with_its_average() -> None:
     # Pointcept: `Batch` is the batch's time when a running average follows it, not a batch counter
     got = parse_fields("Train: [16/170][700/1090] Data 0.008 (1.045) Batch 0.499 (1.872) Remain 87:29:26 loss: 3.6729")
     assert got[1]["step_time_s"] == 0.499 and got[1]["data_time_s"] == 0.008 and got[1]["loss"] == 3.6729
+
+
+def test_a_one_off_evaluation_at_a_step_of_confirmed_progress_is_read() -> None:
+    # a from-scratch pretraining loop: `[eval]` every few thousand steps, its shape printed once
+    lines = [
+        "step   47990 | loss 13.9239 | lr 1.78e-04 | grad 0.734 | 37.2k tok/s | mfu 37.40%",
+        "step   48000 | loss 13.7167 | lr 1.78e-04 | grad 0.728 | 37.2k tok/s | mfu 37.40%",
+        "  [eval] step   48000 | val_loss 4.0749",
+        "step   48010 | loss 13.6 | lr 1.78e-04 | grad 0.7 | 37.2k tok/s | mfu 37.40%",
+    ]
+    got = {s.step: s.metrics for s in steps(feed(lines, [GenericParser()]))}
+    assert got[48000]["eval_loss"] == 4.0749 and got[48000]["grad_norm"] == 0.728
+    assert "eval_loss" not in got[48010]
+
+
+def test_the_counter_a_line_opens_with_over_a_batch_size() -> None:
+    # a video interpolation trainer: `[step/total] DOMAIN | loss ... | batch 16`, 16 the batch size
+    lines = [
+        "[000000/50000] X4K    | loss 0.0595 | VRAM 1.4/15.9GB (9%) | GPU 92% | 0.12 it/s | ETA 6982.1 min | batch 16",
+        "[000500/50000] X4K    | loss 0.0488 | VRAM 9.8/15.9GB (62%) | GPU 0% | 3.04 it/s | ETA 271.3 min | batch 16",
+        "[001000/50000] WMS    | loss 0.0300 | VRAM 9.8/15.9GB (62%) | GPU 98% | 3.14 it/s | ETA 259.9 min | batch 16",
+    ]
+    got = [(s.step, s.metrics["loss"], s.metrics["total_steps"]) for s in steps(feed(lines, [GenericParser()]))]
+    assert got == [(0, 0.0595, 50000.0), (500, 0.0488, 50000.0), (1000, 0.03, 50000.0)]

@@ -757,6 +757,13 @@ def read_fields(text: str) -> Reading | None:
             inner, inner_total = n, mm
             evaluating = EVAL_WORD.search(text, lo, bare.start()) is not None
             break
+    if step is None and inner is not None and inner_total is None and text.startswith("[", lo):
+        lead = _BARE_COUNTER.match(text, lo + 1)
+        if lead is not None and 0 < int(lead.group("m")) and int(lead.group("n")) <= int(lead.group("m")):
+            # `[000500/50000] X4K | loss 0.0488 | ... | batch 16`: the counter the line opens with,
+            # against its total, over a `batch` with none (a batch size)
+            inner, inner_total = int(lead.group("n")), int(lead.group("m"))
+            evaluating = EVAL_WORD.search(text, lo, lead.start()) is not None
     if "step_time_s" not in metrics:
         if bare_time is not None:
             metrics["step_time_s"] = bare_time

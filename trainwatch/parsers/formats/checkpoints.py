@@ -56,11 +56,11 @@ _CKPT_PATTERNS = (
     re.compile(
         r"^\s*[Ss]aving:? (?P<file>\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack))\s*\.{0,3}$"
     ),
-    # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers)
+    # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers), `[Checkpoint] saved ./ckpt_step0047850.pt`
     # d3rlpy `Model parameters are saved to d3rlpy_logs/CQL/model_5000.d3`
     re.compile(
-        r"\b(?:[Cc]heckpoint|[Mm]odel(?: parameters| weights| state)?|[Ww]eights|ckpt|[Ss]napshot)s?"
-        r"\s+(?:was\s+|is\s+|are\s+|were\s+|has been\s+|have been\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+))?"
+        r"\b(?:[Cc]heckpoint|[Mm]odel(?: parameters| weights| state)?|[Ww]eights|ckpt|[Ss]napshot)s?\]?"
+        r"\s+(?:was\s+|is\s+|are\s+|were\s+|has been\s+|have been\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+)|:?\s+(?P<path5>\.{0,2}/\S+|\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|pdparams)\b))?"
     ),
 )
 # `Iter 100: Saved adapter weights to ...`: the step the save belongs to, where the line says it.

@@ -242,6 +242,12 @@ def _counted_report(reading: Reading) -> bool:
     )
 
 
+def _evaluation_only(metrics: dict[str, float]) -> bool:
+    """Whether a reading's figures are an evaluation's only (beside the run's epoch and total)."""
+    names = [n for n in metrics if n not in ("epoch", "total_steps")]
+    return bool(names) and all(n.startswith("eval_") for n in names)
+
+
 def _release(out: Emitter, held: list[_Held]) -> None:
     """Held lines go out as the steps they were, with their own line and time."""
     for h in held:
@@ -534,6 +540,17 @@ class GenericParser(Parser):
         step, metrics = got
         if not epoch_only:
             self._batch_counted = True
+        if (
+            not template.confirmed
+            and reading.step is not None
+            and self._last_step is not None
+            and step >= self._last_step
+            and _evaluation_only(metrics)
+        ):
+            # `  [eval] step   48000 | val_loss 4.0749` every few thousand steps: an evaluation of the
+            # progress the source confirmed, at its step (its shape need not repeat first)
+            self._emit(out, step, metrics, time, line_no)
+            return True
         if not template.confirmed and (
             self._goes_on(step, reading) or (block and reading.step is not None) or _counted_report(reading)
         ):
