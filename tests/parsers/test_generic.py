@@ -558,3 +558,16 @@ def test_the_counter_a_line_opens_with_over_a_batch_size() -> None:
     ]
     got = [(s.step, s.metrics["loss"], s.metrics["total_steps"]) for s in steps(feed(lines, [GenericParser()]))]
     assert got == [(0, 0.0595, 50000.0), (500, 0.0488, 50000.0), (1000, 0.03, 50000.0)]
+
+
+def test_a_month_day_stamp_and_the_main_logger_are_prefix() -> None:
+    # a GNN recommender's logging (`datefmt='%m-%d %H:%M:%S'`, `%(name)s` of the script): `Val.` opens an evaluation
+    from trainwatch.parsers.fields import read_fields
+
+    got = read_fields("09-02 20:39:12 - INFO - __main__ - Val. Total Loss: 1.79, Rec.: 1.55, KL: 0.24, AUC: 49.90%")
+    assert got is not None and got.metrics == {
+        "eval_loss": 1.79,
+        "eval_rec": 1.55,
+        "eval_kl": 0.24,
+        "eval_auc_pct": 49.9,
+    }

@@ -46,7 +46,7 @@ _PREFIX_PART = re.compile(
         (?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL):[\w.<>-]+:(?=\w)  # INFO:tensorflow:loss = ...
       | \[[\w.:-]{1,24}\]:  # launcher labels: [0434:0]:, [default0]:
       | (?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
-      | \[?\d{1,2}/\d{1,2}(?:/\d{2,4})?[ ,-]+\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
+      | \[?\d{1,2}([/-])\d{1,2}(?:\1\d{2,4})?[ ,-]+\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?  # `09/02 20:39:12`, `09-02 ...`
       | \[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
       | [IWEFD]\d{4}\s+\d{1,2}:\d{2}:\d{2}\.\d+(?:\s+\d+)?
       | \[(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTICE|TRACE)\b[^\]]{0,80}\]:?
@@ -54,6 +54,7 @@ _PREFIX_PART = re.compile(
       | \[?\(?[\w.</][\w.<>/-]*\.py(?::\d+|\(\d+\))(?:\s+in\s+\w+)?\)?\]?
       | \[?(?:rank|Rank|RANK)\s*\d+\]?:?
       | [A-Za-z_][\w.]{0,80}:[\w<>]{1,60}:\d{1,6}(?=\s+-\s)  # loguru: `trainers.base_trainer:train_epochs:256 - `
+      | (?:__main__|root)(?=\s+-\s)  # logging's `%(name)s - ` of a script's own logger
     )(?=[\s|\-:\]]|$))""",
     re.X,
 )
