@@ -492,6 +492,8 @@ def test_processes_reported_dead_and_loops_that_say_they_are_done() -> None:
         "2023-01-01 10:00:00,000 INFO: End of training. Time consumed: 3:06:01",
         "Training finished!",
         "02:13:51.152 [main] INFO yelpreview.TrainReviews - Training is Done",  # a DL4J example's log4j line
+        "Total training time: 179.44m",  # nanochat
+        "done, took 304.161 seconds",  # keras-rl's fit
     ):
         assert len(events(feed([done]), "finished")) == 1, done
     # not a run's end: Ray's per-iteration note, DLRM's progress line, a sentence that mentions the word
@@ -516,6 +518,13 @@ def test_checkpoint_saves_in_more_words() -> None:
         assert len(events(feed([text]), "checkpoint")) == 1, text
     (bracketed,) = events(feed(["[Checkpoint] saved ./checkpoints/ckpt_step0047850.pt"]), "checkpoint")
     assert bracketed.data == {"path": "./checkpoints/ckpt_step0047850.pt"}
+    # nanochat: a file per rank and part of one save is one save
+    shards = [f"Saved optimizer state to: /c/d24/optim_016704_rank{r}.pt" for r in range(8)]
+    shards += ["Saved model parameters to: /c/d24/model_016704.pt", "Saved model parameters to: /c/d24/model_017000.pt"]
+    assert [e.data["path"] for e in events(feed(shards), "checkpoint")] == [
+        "/c/d24/optim_016704_rank0.pt",
+        "/c/d24/model_017000.pt",
+    ]
     (plain,) = events(feed(["Model saved successfully"]), "checkpoint")
     assert plain.data == {}  # (no path: `successfully` is not one)
     assert events(feed(["Saving the dataset (1/1 shards)", "saving state of the art results"]), "checkpoint") == []

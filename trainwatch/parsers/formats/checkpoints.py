@@ -43,9 +43,10 @@ _CKPT_PATTERNS = (
     # (PaddleOCR), `Saving LoRA weights to 'out/...'` (LitGPT), `saving model` alone (minGPT).
     re.compile(
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
-        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state|[Gg]aussians)s?\b"
+        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state|optimizer|[Gg]aussians)s?"
+        r"(?:\s+(?:parameters|params|state|weights))?\b"
         r"(?:\s+for\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
-        r"(?:\s+(?:to|in|into|at)\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step)\b.*"
+        r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step)\b.*"
         r"|\s*\.{0,3}\s*(?:\[[\d/:. -]{5,30}\])?\s*$)"  # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`)
     ),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
@@ -59,7 +60,7 @@ _CKPT_PATTERNS = (
     # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers), `[Checkpoint] saved ./ckpt_step0047850.pt`
     # d3rlpy `Model parameters are saved to d3rlpy_logs/CQL/model_5000.d3`
     re.compile(
-        r"\b(?:[Cc]heckpoint|[Mm]odel(?: parameters| weights| state)?|[Ww]eights|ckpt|[Ss]napshot)s?\]?"
+        r"\b(?:[Cc]heckpoint|[Mm]odel(?: parameters| weights| state)?|[Ww]eights|ckpt|[Ss]napshot|[Oo]ptimizer)s?\]?"
         r"\s+(?:was\s+|is\s+|are\s+|were\s+|has been\s+|have been\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+)|:?\s+(?P<path5>\.{0,2}/\S+|\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|pdparams)\b))?"
     ),
 )
@@ -77,10 +78,19 @@ _MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+
 _GLOBAL_STEP = re.compile(r"(.*/global_step\d+)/")
 
 
+_STEP_IN_NAME = re.compile(r"\d{3,18}")  # (`rank2`'s digit is not a step)
+
+
 def _save_id(path: str) -> str | None:
-    """DeepSpeed writes one file per shard into `global_stepN/`: they are one save."""
+    """DeepSpeed writes one file per shard into `global_stepN/`, nanochat one per rank and part
+    (`optim_016704_rank2.pt`, `model_016704.pt`, `meta_016704.json`): each is one save, named by its
+    directory and the step its files carry."""
     m = _GLOBAL_STEP.match(path)
-    return m.group(1) if m else path
+    if m:
+        return m.group(1)
+    head, _, name = path.rpartition("/")
+    n = _STEP_IN_NAME.search(name)
+    return f"{head}/{int(n.group(0))}" if n else path
 
 
 class Checkpoints:

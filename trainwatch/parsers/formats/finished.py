@@ -39,7 +39,10 @@ _FINISHED = (
     ("deepspeed", re.compile(r"\bProcess \d{1,18} exits successfully\.")),
     # The total a loop prints once its training loop returned, on a line of its own: LitGPT's
     # `Training time: 583.36s`, torchvision references / DeiT / MAE `Training time 1 day, 2:03:04`.
-    ("training_time", re.compile(r"^(?:Total )?[Tt]raining time:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*s?$")),
+    # nanochat's `Total training time: 179.44m`.
+    ("training_time", re.compile(r"^(?:Total )?[Tt]raining time:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*(?:s|m|min|h)?$")),
+    # keras-rl's `fit` and `test` when their loop returns: `done, took 304.161 seconds`
+    ("keras_rl", re.compile(r"^done, took \d{1,9}(?:\.\d+)? seconds$")),
 )
 
 
