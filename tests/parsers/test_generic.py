@@ -511,8 +511,12 @@ def test_a_value_named_by_an_evaluation_set_beside_a_loss_is_its_loss() -> None:
         "loss": 3.16,
         "eval_loss": 2.89,
     }
-    # beside an accuracy it may be the set's accuracy: not read as a loss
-    assert "eval_loss" not in parse_fields("step 300 | loss: 3.16 | acc: 0.91 | val: 0.88")[1]
+    # beside an accuracy it may be the set's accuracy: not read as a loss, kept under its name
+    beside_acc = parse_fields("step 300 | loss: 3.16 | acc: 0.91 | val: 0.88")[1]
+    assert "eval_loss" not in beside_acc and beside_acc["val"] == 0.88
+    # several sets (DGL's SAGN: `Train: 0.7351, Val: 0.7079, Test: 0.6753`): each under its own name
+    several = parse_fields("Epoch 26, Times(s): 11.3853, Train: 0.7351, Val: 0.7079, Test: 0.6753, Val loss: 0.9427")[1]
+    assert (several["val"], several["test"], several["eval_loss"]) == (0.7079, 0.6753, 0.9427)
 
 
 def test_abbreviated_labels_and_a_batch_time_with_its_average() -> None:

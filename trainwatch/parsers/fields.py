@@ -603,7 +603,7 @@ def read_fields(text: str) -> Reading | None:
     listed: set[str] = set()  # names whose value is the first of a printed list
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
-    eval_bare: float | None = None  # a value labelled only by an evaluation set's name
+    eval_bare: list[tuple[str, str]] = []  # values labelled only by an evaluation set's name
     epoch_by_ep = False  # the epoch came from a label `ep` (which may count episodes)
     braces = "}" in text
     if "[" in text or "(" in text:
@@ -716,8 +716,8 @@ def read_fields(text: str) -> Reading | None:
         if _SLASH_TOTAL.match(text, end) and unit is None:
             continue  # `loss 3/4`: a fraction or a counter with a label we do not know
         if unit is None and key in _EVAL_SETS:
-            if eval_bare is None:  # `loss: 3.07 | val: 2.96`: the held-out set's loss, named by the set alone
-                eval_bare = parse_number(raw)
+            # `loss: 3.07 | val: 2.96`: the held-out set's loss, named by the set alone (decided below)
+            eval_bare.append((key, raw))
             continue
         got = _convert(key, raw, unit)
         if got is None:
@@ -770,13 +770,21 @@ def read_fields(text: str) -> Reading | None:
             metrics["step_time_s"] = bare_time
         elif it_per_s and it_per_s > 0:
             metrics["step_time_s"] = 1.0 / it_per_s
-    if (
-        eval_bare is not None
-        and "loss" in metrics
-        and "eval_loss" not in metrics
-        and not any("acc" in n for n in metrics)  # (`acc: 0.9 | val: 0.85`: the set's accuracy, maybe)
-    ):
-        metrics["eval_loss"] = eval_bare
+    if eval_bare:
+        first = parse_number(eval_bare[0][1])
+        if (
+            len(eval_bare) == 1
+            and first is not None
+            and "loss" in metrics
+            and "eval_loss" not in metrics
+            and not any("acc" in n for n in metrics)  # (`acc: 0.9 | val: 0.85`: the set's accuracy, maybe)
+        ):
+            metrics["eval_loss"] = first
+        else:  # (DGL's `Train: 0.7351, Val: 0.7079, Test: 0.6753`: accuracies, under their own names)
+            for key, raw in eval_bare:
+                got = _convert(key, raw, None)
+                if got is not None:
+                    metrics.setdefault(*got)
     if not metrics and step is None and epoch is None:
         return None
     settle_weak(metrics, listed)

@@ -78,7 +78,9 @@ _MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+
 _GLOBAL_STEP = re.compile(r"(.*/global_step\d+)/")
 
 
-_STEP_IN_NAME = re.compile(r"\d{3,18}")  # (`rank2`'s digit is not a step)
+# The step a save's file names carry between underscores (`optim_016704_rank2.pt`; not `rank2`'s digit,
+# nor a date's year in SpeechBrain's `CKPT+2023-06-09+22-28-29+00`, which names each save apart).
+_STEP_IN_NAME = re.compile(r"(?<=_)\d{3,18}(?=[_.])")
 
 
 def _save_id(path: str) -> str | None:
@@ -90,7 +92,7 @@ def _save_id(path: str) -> str | None:
         return m.group(1)
     head, _, name = path.rpartition("/")
     n = _STEP_IN_NAME.search(name)
-    return f"{head}/{int(n.group(0))}" if n else path
+    return f"{head}/{int(n.group(0))}" if n else path  # (the number, not its padding)
 
 
 class Checkpoints:
