@@ -493,11 +493,14 @@ _NAMESPACES = frozenset(
 )
 
 
+_HELD_OUT = re.compile(r"\s*(?:val|valid|validation|test|eval)", re.I)  # (`Valid_PPYoloELoss/loss` is an evaluation's)
+
+
 def _namespaced(label: str) -> str | None:
     """The name of `group/name` when the group is a mere namespace and the name a known one."""
     head, _, tail = label.rpartition("/")
     leaf = snake(tail)
-    if leaf.startswith("loss") and head.strip().endswith("Loss") and "/" not in head:
+    if leaf.startswith("loss") and head.strip().endswith("Loss") and "/" not in head and not _HELD_OUT.match(head):
         return leaf  # a criterion's class names its terms (SuperGradients' `PPYoloELoss/loss`, `.../loss_cls`)
     for part in head.split("/"):  # every group must only group (`eval/metrics/loss` is an evaluation's)
         group = snake(part)

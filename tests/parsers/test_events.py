@@ -500,6 +500,8 @@ def test_processes_reported_dead_and_loops_that_say_they_are_done() -> None:
     quiet = [
         "Training finished iteration 1 at 2023-06-22 22:44:43. Total running time: 8s",
         "Finished training it 1024/2048437 of epoch 0, 53.58 ms/it, loss 0.138725, accuracy 96.726 %",
+        "2024-01-01 10:00:00 INFO fold_1 - Training done",  # one fold of several: a word is no logger's name
+        "done training tokenizer",
         "The job was Killed by",
     ]
     assert events(feed(quiet), "finished") == [] and events(feed(quiet), "signal") == []

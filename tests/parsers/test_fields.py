@@ -123,6 +123,11 @@ def test_config_dumps_and_one_off_lines_give_no_steps() -> None:
     assert _steps(lines) == []
 
 
+def test_a_table_of_counts_is_no_table_of_steps() -> None:
+    # a CI summary: a `Steps` column and `Errors`, no figure of training
+    assert _steps(["Name    Steps    Errors", "build   12       0", "test    40       3"]) == []
+
+
 def test_stable_baselines3_block_and_skorch_table() -> None:
     block = [
         "-----------------------------------------",
@@ -434,6 +439,7 @@ def test_a_namespace_only_groups_a_name() -> None:
         "loss_cls",
         "a_ppyolo_eloss_loss",
     ]
+    assert field_name("Valid_PPYoloELoss/loss", "") != "loss"  # a validation's criterion
 
 
 def test_the_only_loss_a_line_prints_is_its_loss() -> None:

@@ -502,6 +502,11 @@ def test_per_device_rates_one_entry_dicts_and_times_over_n_steps() -> None:
         {"step_time_s": 0.005381177, "loss": 0.13351},
     )
     assert parse_fields("step 100 loss 2.1 time for 100 steps: 12.5 s") == (100, {"loss": 2.1, "step_time_s": 0.125})
+    # not an average's, an ETA's, an evaluation's or a time per step: as printed, or not a step time
+    assert parse_fields("step 5 loss 1.0 mean step time (100 steps): 0.5s")[1]["step_time_s"] == 0.5
+    assert parse_fields("step 5 loss 1.0 time/iter (100 iters): 0.05s")[1]["step_time_s"] == 0.05
+    assert "step_time_s" not in parse_fields("step 5 loss 1.0 eval for 50 batches: 5s")[1]
+    assert "step_time_s" not in parse_fields("step 5 loss 1.0 ETA for 1000 steps: 3h")[1]
 
 
 def test_a_value_named_by_an_evaluation_set_beside_a_loss_is_its_loss() -> None:
@@ -515,6 +520,12 @@ def test_a_value_named_by_an_evaluation_set_beside_a_loss_is_its_loss() -> None:
     beside_acc = parse_fields("step 300 | loss: 3.16 | acc: 0.91 | val: 0.88")[1]
     assert "eval_loss" not in beside_acc and beside_acc["val"] == 0.88
     # several sets (DGL's SAGN: `Train: 0.7351, Val: 0.7079, Test: 0.6753`): each under its own name
+    for other in (
+        "step 5 loss 1.2 dev_bleu 20 dev 25.1",
+        "step 5 loss 1.2 test 0.8 auc 0.9",
+        "step 5 loss 1 Eval 300 samples",
+    ):
+        assert "eval_loss" not in parse_fields(other)[1], other  # another figure of the set, or a count
     several = parse_fields("Epoch 26, Times(s): 11.3853, Train: 0.7351, Val: 0.7079, Test: 0.6753, Val loss: 0.9427")[1]
     assert (several["val"], several["test"], several["eval_loss"]) == (0.7079, 0.6753, 0.9427)
 
@@ -533,6 +544,8 @@ def test_abbreviated_labels_and_a_batch_time_with_its_average() -> None:
             "epoch": 0.03,
         },
     )
+    # an epoch of its own name is no override of `ep`'s: `epochs: 100` is the total
+    assert parse_fields("ep: 3, loss: 0.5, epochs: 100") == (3, {"loss": 0.5, "epoch": 3.0})
     # dlib's trainer: the number sign after the counter's name
     assert parse_fields("step#: 23016  learning rate: 0.0001  average loss: 1.36526")[0] == 23016
     # Pointcept: `Batch` is the batch's time when a running average follows it, not a batch counter
@@ -575,3 +588,23 @@ def test_a_month_day_stamp_and_the_main_logger_are_prefix() -> None:
         "eval_kl": 0.24,
         "eval_auc_pct": 49.9,
     }
+
+
+def test_new_shapes_cost_linear_time_on_long_lines() -> None:
+    """A 200 KB line of a repeated new shape is read in time linear in its length (a quadratic rule
+    took seconds): Pointcept's batch time with its average, SuperGradients' tree entries."""
+    import time
+
+    from trainwatch.parsers.fields import read_fields
+    from trainwatch.parsers.formats.super_gradients import SuperGradientsParser
+
+    def cost(text: str) -> float:
+        t0 = time.perf_counter()
+        read_fields(text)
+        feed(["SUMMARY OF EPOCH 1", text], [SuperGradientsParser()])
+        return time.perf_counter() - t0
+
+    small, big = cost("Batch 0.499 (1.872) " * 500), cost("Batch 0.499 (1.872) " * 10_000)
+    assert big < max(0.5, 60 * small)
+    small, big = cost("├── " + "a (b) " * 500), cost("├── " + "a (b) " * 10_000)
+    assert big < max(0.5, 60 * small)

@@ -99,6 +99,11 @@ _OVER_STEPS = re.compile(
 )
 
 
+# What a time over N steps is not: an average's (`mean step time (100 steps)`), an ETA's, an evaluation's,
+# a data wait's, a time per something (`time/iter (100 iters)`).
+_NOT_OVER = re.compile(r"avg|mean|average|\beta\b|eval|valid|test|data|\bper\b|step[ _]time|/", re.I)
+
+
 def _over_steps_near(text: str, near: int, start: int) -> bool:
     """Whether `_OVER_STEPS` can match before `start`: a search anchored at the window's end tries
     every position of it (a tenth more time per line), so the words it needs are looked for first."""
@@ -113,6 +118,23 @@ _AVERAGE_AFTER = re.compile(r" ?\( ?\d+\.\d+ ?\)")
 _EVAL_SETS = frozenset(
     v for w in ("val", "valid", "validation", "dev", "test", "eval") for v in (w, w.capitalize(), w.upper())
 )
+_OTHER_FIGURES = (
+    "acc",
+    "bleu",
+    "auc",
+    "map",
+    "f1",
+    "ppl",
+    "top",
+    "score",
+    "iou",
+    "dice",
+    "wer",
+    "cer",
+    "prec",
+    "recall",
+)
+_WORD_AFTER = re.compile(r" ?\(?[A-Za-z]")  # `Eval 300 samples`, `val: 0.85 (accuracy)`: a count or another figure
 # A dict of one entry under a name, the value's own label no name (`grad_norm={'0_default': `).
 _ONE_ENTRY = re.compile(r"(?P<key>[A-Za-z_][\w./-]*)\s?[:=]\s?\{\s?['\"]?[\w./-]{1,40}['\"]?:\s?\Z")
 # Printed tensors and arrays around a value: `tensor(0.69`, `tensor([nan]`, `Array(2.1, dtype=float32)`.
@@ -662,6 +684,8 @@ def read_fields(text: str) -> Reading | None:
         unit, _after = _unit_after(text, end)
         if unit is not None and unit.lower() in _TIME_UNITS and _over_steps_near(text, max(lo, start - 40), start):
             over = _OVER_STEPS.search(text, max(lo, start - 40), start)
+            if over is not None and _NOT_OVER.search(text, max(lo, over.start() - 24), over.start()) is not None:
+                over = None  # (`mean step time (100 steps):`, `ETA for 1000 steps:`: not the time the N steps took)
             if over is not None:  # HugeCTR's `Time(1000 iters): 5.38s`: the time of N steps
                 over_n = int(over.group("a") or over.group("b") or over.group("c"))
                 got = _convert("", raw, unit)
@@ -703,10 +727,10 @@ def read_fields(text: str) -> Reading | None:
                 step, step_rank = n, _counter_rank(key)
             elif kind == "batch" and inner is None and n is not None:
                 inner, inner_total = n, of
-            elif kind == "epoch" and (epoch is None or (epoch_by_ep and key.lower() != "ep")):
+            elif kind == "epoch" and (epoch is None or (epoch_by_ep and key.lower() in ("epch", "epoch"))):
                 # (LeRobot's `ep:9 epch:0.03`: its `ep` counts episodes when an epoch is printed beside it)
                 epoch, epoch_total, epoch_by_ep = value, of, key.lower() == "ep"
-            elif kind == "batch" and n is None and _AVERAGE_AFTER.match(text, end):
+            elif kind == "batch" and n is None and "step_time_s" not in metrics and _AVERAGE_AFTER.match(text, end):
                 # Pointcept's `Data 0.008 (1.045) Batch 0.499 (1.872)`: the batch's time and its average
                 metrics.setdefault("step_time_s", value)
             else:
@@ -715,7 +739,7 @@ def read_fields(text: str) -> Reading | None:
             continue
         if _SLASH_TOTAL.match(text, end) and unit is None:
             continue  # `loss 3/4`: a fraction or a counter with a label we do not know
-        if unit is None and key in _EVAL_SETS:
+        if unit is None and key in _EVAL_SETS and not _WORD_AFTER.match(text, end):
             # `loss: 3.07 | val: 2.96`: the held-out set's loss, named by the set alone (decided below)
             eval_bare.append((key, raw))
             continue
@@ -777,7 +801,8 @@ def read_fields(text: str) -> Reading | None:
             and first is not None
             and "loss" in metrics
             and "eval_loss" not in metrics
-            and not any("acc" in n for n in metrics)  # (`acc: 0.9 | val: 0.85`: the set's accuracy, maybe)
+            # (`acc: 0.9 | val: 0.85`, `dev_bleu 20 dev 25.1`: the set's other figure, maybe)
+            and not any(f in n for n in metrics for f in _OTHER_FIGURES)
         ):
             metrics["eval_loss"] = first
         else:  # (DGL's `Train: 0.7351, Val: 0.7079, Test: 0.6753`: accuracies, under their own names)

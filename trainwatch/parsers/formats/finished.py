@@ -28,8 +28,8 @@ _FINISHED = (
     (
         "end_of_training",
         re.compile(
-            r"^(?:[\W_]*|.*\b(?:INFO|Info)\b\W*(?:[\w.$]+ - )?)"  # (a logger's name: log4j's `a.b.Main - `)
-            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished training|done training)"
+            r"^(?:[\W_]*|.*\b(?:INFO|Info)\b\W*(?:[\w$]+(?:\.[\w$]+)+ - )?)"  # (a logger's name: log4j's `a.b.Main - `)
+            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished training)"
             r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b)\s*[.!]*(?:\s|$)"
         ),
     ),
@@ -41,6 +41,8 @@ _FINISHED = (
     # `Training time: 583.36s`, torchvision references / DeiT / MAE `Training time 1 day, 2:03:04`.
     # nanochat's `Total training time: 179.44m`.
     ("training_time", re.compile(r"^(?:Total )?[Tt]raining time:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*(?:s|m|min|h)?$")),
+    # dlib's examples: `done training` alone on its line
+    ("dlib", re.compile(r"^\W*done training\s*[.!]*$")),
     # keras-rl's `fit` and `test` when their loop returns: `done, took 304.161 seconds`
     ("keras_rl", re.compile(r"^done, took \d{1,9}(?:\.\d+)? seconds$")),
 )

@@ -85,7 +85,9 @@ MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
 # A line that mentions a step rather than reports one (`Resuming from step 5000, loss 2.3`, `Best model at step
 # 3000`): never a lone report.
-_MENTION = re.compile(r"[Rr]esum|[Rr]estor|[Ll]oad|[Bb]est\b|[Cc]heckpoint|[Ss]av(?:e|ed|ing)\b|[Ff]rom step")
+_MENTION = re.compile(
+    r"[Rr]esum|[Rr]estor|[Ll]oad|[Bb]est\b|[Cc]heckpoint|[Ss]av(?:e|ed|ing)\b|[Ff]rom step|[Ss]topp|[Ff]inal\b|[Ff]inish"
+)
 _MANY_EPOCHS = 20  # (`_counts_the_run`)
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
 

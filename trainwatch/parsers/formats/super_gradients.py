@@ -29,7 +29,7 @@ from trainwatch.parsers.base import Emitter, Parser, Sample
 _HEAD = re.compile(r"^\s*SUMMARY OF EPOCH (?P<epoch>\d{1,9})\s*$")
 # A tree line: its depth is where its branch starts (four characters a level).
 _ENTRY = re.compile(
-    rf"^(?P<indent>(?:[│ ] {{3}})*)[├└]── (?P<name>[^=]+?)(?: = (?P<value>{NUMBER}|nan|inf))?(?: \(.*\))?\s*$"
+    rf"^(?P<indent>(?:[│ ] {{3}})*)[├└]── (?P<name>[^=()]+?)(?: = (?P<value>{NUMBER}|nan|inf))?(?: \([^()]*\))?\s*$"
 )
 _SECTIONS = {"training": "", "train": "", "validation": "eval_", "valid": "eval_", "test": "test_"}
 _MAX_LINES = 400  # a summary longer than this is not one

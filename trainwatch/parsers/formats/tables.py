@@ -59,7 +59,9 @@ _STEP_COLUMNS = {
 }
 # A header names a figure of training, not only counters: aligned text that merely looks tabular
 # (a config dump, a table of files) is no table of steps.
-_FIGURES = ("loss", "acc", "rmse", "mse", "mae", "error", "reward", "return", "ppl", "perplexity")
+_FIGURES = frozenset(
+    ("rmse", "mse", "mae", "error", "reward", "return", "ppl", "perplexity")
+)  # (and any `loss`, `acc`)
 # A cell holding one number in brackets (DeepXDE's `[5.47e+03]`, a numpy repr `[ 0.0804]`).
 _ONE_IN_BRACKETS = re.compile(r"^\[\s*([^\s,\[\]]+)\s*\]$")
 _CLOCK = re.compile(r"^(?:\d{1,2}:)?\d{1,2}:\d{2}$")
@@ -319,11 +321,13 @@ class HeaderTableParser(Parser):
         step_cols = [i for i, n in enumerate(names) if n in _STEP_COLUMNS]
         if not step_cols or not all(n and not n[0].isdigit() for n in names):
             return False
-        if not any(f in n for n in names for f in _FIGURES):
+        if not any("loss" in n or "acc" in n or not _FIGURES.isdisjoint(n.split("_")) for n in names):
             return False
         mapped = {field_name(n, "") for n in names}
-        # The only held-out loss of a table is its evaluation loss (DeepXDE's `Train loss  Test loss`).
-        self._eval_alias = "test_loss" if "test_loss" in mapped and "eval_loss" not in mapped else None
+        # The only held-out loss of a table is its evaluation loss (DeepXDE's `Train loss  Test loss`; not
+        # beside a validation column, `val_acc`).
+        held_out = any(m.startswith(("eval_", "val", "valid")) for m in mapped)
+        self._eval_alias = "test_loss" if "test_loss" in mapped and not held_out else None
         self._header = names
         self._interrupted = False
         self._last_step = -1
