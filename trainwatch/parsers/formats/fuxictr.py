@@ -78,6 +78,7 @@ class FuxiCTRParser(Parser):
         self._line: int | None = None  # the block's first line, and its time
         self._time: str | None = None
         self._stopped_at: int | None = None  # the epoch an early stop named (it prints no end line)
+        self._trained = False  # `Training finished.`: what follows is the best model's evaluation
         self._prefix = "eval_"  # the split a `[Metrics]` line reports
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
@@ -87,7 +88,7 @@ class FuxiCTRParser(Parser):
             if not got:
                 return False
             self._take(got, line, text)
-            if self._prefix != "eval_" or self._stopped_at == -1:  # a final evaluation: its own record
+            if self._prefix != "eval_" or self._trained:  # a final evaluation: its own record
                 self._emit(out, None)
             return True
         m = _TRAIN_LOSS.search(text)
@@ -107,18 +108,18 @@ class FuxiCTRParser(Parser):
         if _FINISHED.search(text):
             if self._metrics:
                 self._emit(out, self._stopped_at)
-            self._stopped_at = -1  # training is over: what follows is the best model's evaluation
+            self._stopped_at, self._trained = None, True
             return False  # (the finish module reports the finish)
         m = _EVALUATION.search(text)
         if m is not None:
             self._emit(out, None)
             self._prefix = "eval_" if m.group("split") == "Validation" else "test_"
-            self._stopped_at = -1
+            self._stopped_at, self._trained = None, True
             return True
         return False
 
     def finish(self, out: Emitter) -> None:
-        self._emit(out, self._stopped_at if self._stopped_at not in (None, -1) else None)
+        self._emit(out, None if self._trained else self._stopped_at)
 
     def _take(self, metrics: dict[str, float], line: Line, text: str) -> None:
         if self._line is None:

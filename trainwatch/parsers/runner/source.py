@@ -134,12 +134,7 @@ class SourceParser:
             self._end_probe()
         self._flush_pending()
         self._current = None  # what parsers release now is not the last line's
-        for parser in self._eof_parsers:
-            self._current_parser = parser.name
-            try:
-                parser.at_eof(self)
-            except Exception:
-                self.stats.parser_errors += 1
+        self._each(self._eof_parsers, "at_eof")
         self._flush_pending()
 
     def finish(self) -> None:
@@ -148,20 +143,20 @@ class SourceParser:
         if self._probe.holding:
             self._end_probe()
         self._current = None
-        for parser in self.parsers:
+        self._each(self.parsers, "finish")
+        self._flush_pending()
+        self._each(self.parsers, "after_finish")
+        self._flush_pending()
+
+    def _each(self, parsers: Sequence[Parser], hook: str) -> None:
+        """One end-of-data hook (`at_eof`, `finish`, `after_finish`) of every parser, each its own
+        override; a parser that fails in it is counted, never fatal."""
+        for parser in parsers:
             self._current_parser = parser.name
             try:
-                parser.finish(self)
+                getattr(parser, hook)(self)
             except Exception:
                 self.stats.parser_errors += 1
-        self._flush_pending()
-        for parser in self.parsers:
-            self._current_parser = parser.name
-            try:
-                parser.after_finish(self)
-            except Exception:
-                self.stats.parser_errors += 1
-        self._flush_pending()
 
     # -------------------------------------------------------------- dispatch
     def _end_probe(self) -> None:
