@@ -9,7 +9,10 @@ from array import array
 
 import pytest
 
-from trainwatch.ui.data import Trace, downsample
+from trainwatch.records import Step
+from trainwatch.store.series import Series
+from trainwatch.store.store import Store
+from trainwatch.ui.data import Trace, chart_traces, downsample
 from trainwatch.ui.widgets import chart
 from trainwatch.ui.widgets.chart import ChartOptions, render_chart
 
@@ -84,6 +87,30 @@ def test_signals_added_directly_draw_what_plotexts_draw_draws(name: str, monkeyp
     assert direct.plain == drawn.plain
     assert direct.spans == drawn.spans
     assert "▲" in direct.plain and "×" in direct.plain
+
+
+@pytest.mark.parametrize("log_y", [False, True])
+@pytest.mark.parametrize("name", ["loss", "step_time_s"])
+def test_signals_made_with_one_marker_draw_what_plotexts_signal_draws(
+    name: str, log_y: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Signals are made through plotext's kernel call with one marker for every point, not
+    `fig.signal`'s copy per point: the same plot, colours, arrows and marks included."""
+    rng = random.Random(11)
+    traces = []
+    for k in range(3):
+        xs = array("d", (float(i) for i in range(4000)))
+        ys = array("d", (3 + k + rng.random() for _ in range(4000)))
+        ys[90 * (k + 1)] = 400.0
+        traces.append(Trace(f"rank {k}", xs, ys))
+    traces.append(Trace("one point", array("d", [10.0]), array("d", [3.5])))
+    options = ChartOptions(log_y=log_y)
+    made = render_chart(traces, 100, 20, name=name, options=options, marks=[2500.0])
+    monkeypatch.setattr(chart, "_signal_maker", lambda fig: lambda xs, ys, m: fig.signal(xs, ys, marker=m))
+    plotexts = render_chart(traces, 100, 20, name=name, options=options, marks=[2500.0])
+    assert made.plain == plotexts.plain
+    assert made.spans == plotexts.spans
+    assert "▲" in made.plain and "×" in made.plain and "●" in made.plain
 
 
 def test_overflow_marks_outside_the_drawn_steps_are_left_out() -> None:
@@ -186,3 +213,66 @@ def test_a_redraw_pauses_the_collector_and_always_restores_it(monkeypatch: pytes
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _close(a: list[float], b: list[float]) -> bool:
+    return len(a) == len(b) and all(
+        x == y or (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-12)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+@pytest.mark.parametrize("positive_only", [False, True])
+@pytest.mark.parametrize("n", [300, 5_000, 70_000])
+def test_a_column_read_from_block_summaries_is_the_column_read_from_its_points(n: int, positive_only: bool) -> None:
+    """A store series' chart reads each column from the summaries of the blocks inside it and its
+    edge points (`Series.blocks`): the same envelope, point for point and in order, ties between
+    equal values (0.0 and -0.0 too) going to the first; the same mean to rounding; the columns
+    touching a NaN or an infinity read from their points, as before. Compactions included."""
+    for seed in range(3):
+        xs, ys = _messy(n, seed)
+        series = Series(capacity=4096)
+        series.extend(xs, ys, array("d", [math.nan]) * n)
+        blocks = series.blocks()
+        assert len(blocks.lo) == len(series) // blocks.size
+        for columns in (7, 60, 113):
+            for means in (True, False):
+                plain = downsample(series.steps, series.values, columns, positive_only, means)
+                read = downsample(series.steps, series.values, columns, positive_only, means, blocks=blocks)
+                assert read.env_x == plain.env_x
+                assert _same(read.env_y, plain.env_y)
+                assert [math.copysign(1, v) for v in read.env_y] == [math.copysign(1, v) for v in plain.env_y]
+                assert read.mean_x == plain.mean_x and _close(read.mean_y, plain.mean_y)
+                assert read.counts == plain.counts
+
+
+def test_block_summaries_follow_a_series_that_grows_and_compacts() -> None:
+    """Blocks are summarized as the series grows and summarized again after a compaction moves
+    its points: a chart asking now and then reads what it would read from the points."""
+    series = Series(capacity=2048)
+    rng = random.Random(3)
+    for i in range(9000):
+        series.append(float(i), rng.choice([1.0, 2.0, 2.0, 3.5]) + (i % 50) / 7)
+        if i % 700 == 0:
+            blocks = series.blocks()
+            assert len(blocks.lo) == len(series) // blocks.size
+            plain = downsample(series.steps, series.values, 20)
+            read = downsample(series.steps, series.values, 20, blocks=blocks)
+            assert read.env_x == plain.env_x and read.env_y == plain.env_y
+            assert read.counts == plain.counts and _close(read.mean_y, plain.mean_y)
+    assert series.compactions > 0
+
+
+def test_a_dashboard_chart_reads_the_store_series_through_its_blocks() -> None:
+    """The copies a chart takes of a whole series carry its block summaries; a zoom to the last
+    points (a slice the blocks do not line up with) and the wall-time axis carry none."""
+    store = Store()
+    for i in range(3000):
+        store.add(Step("a.log", 0, i, None, i + 1, {"loss": 2.0 + math.sin(i / 40)}))
+    traces, _ = chart_traces(store, "loss", last_n=None, wall_time=False)
+    assert traces[0].blocks is not None and len(traces[0].blocks.lo) == 3000 // traces[0].blocks.size
+    zoomed, _ = chart_traces(store, "loss", last_n=500, wall_time=False)
+    assert zoomed[0].blocks is None
+    whole = render_chart(traces, 100, 20, name="loss", options=ChartOptions())
+    traces[0].blocks = None
+    assert render_chart(traces, 100, 20, name="loss", options=ChartOptions()).plain == whole.plain

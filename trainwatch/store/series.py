@@ -12,13 +12,15 @@ from array import array
 from collections.abc import Sequence
 from operator import itemgetter
 
+from trainwatch.store.blocks import Blocks, BlockSummary
+
 DEFAULT_CAPACITY = 65_536
 _NAN_ARRAY = array("d", [math.nan])
 _NAN_BYTES = _NAN_ARRAY.tobytes()  # (a NaN of another bit pattern counts as a time: the safe side)
 
 
 class Series:
-    __slots__ = ("capacity", "compactions", "count", "steps", "timed", "times", "values")
+    __slots__ = ("_blocks", "capacity", "compactions", "count", "steps", "timed", "times", "values")
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.steps = array("d")
@@ -30,6 +32,7 @@ class Series:
         # Whether a point ever had a log time: the catch-up's template rows have none, and a
         # compaction of a series without any needs no gather of its times (all NaN).
         self.timed = False
+        self._blocks: BlockSummary | None = None
 
     def __len__(self) -> int:
         return len(self.values)
@@ -75,6 +78,13 @@ class Series:
         new_times.extend(times[half:])
         self.steps, self.values, self.times = new_steps, new_values, new_times
         self.compactions += 1
+
+    def blocks(self) -> Blocks:
+        """The block summaries of the values (`trainwatch.store.blocks`), brought up to date."""
+        b = self._blocks
+        if b is None or b.compactions != self.compactions:
+            b = self._blocks = BlockSummary(self.compactions)
+        return b.update(self.values)
 
     @property
     def last(self) -> float | None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import gt
 
+from trainwatch.store.blocks import Blocks
 from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
 from trainwatch.ui.data.labels import many_hosts, needs_source, rank_label, title_for
@@ -25,6 +26,9 @@ class Trace:
     # The step this rank's current attempt started at, when its series went back (a relaunch
     # into the same file): the chart shows that attempt only, as the header and ranks do.
     restart_step: float | None = None
+    # The summaries of `ys` by blocks (`Series.blocks`), when `ys` is a whole series' copy: the
+    # chart reduces it from them (`downsample`). Whoever replaces `ys` sets this to None.
+    blocks: Blocks | None = None
 
 
 RESTART_CHUNK = 4096
@@ -102,17 +106,19 @@ def chart_traces(
                 label = rank_label(key, many, hosts)
                 if drawn != name:  # the evaluation loss on the loss chart
                     label = f"{title_for(drawn)} {label}".strip()
-                copies.append((label, s.steps[sl], s.values[sl], s.times[sl], restart))
-    use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t, _ in copies)
+                blocks = s.blocks() if first == 0 else None  # (a slice's blocks would not line up)
+                copies.append((label, s.steps[sl], s.values[sl], s.times[sl], restart, blocks))
+    use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t, _, _ in copies)
     traces: list[Trace] = []
-    for label, steps, values, times, restart in copies:
+    for label, steps, values, times, restart, blocks in copies:
         if use_time:
             keep = [i for i, t in enumerate(times) if not math.isnan(t)]
             xs = array("d", (times[i] for i in keep))
             ys = array("d", (values[i] for i in keep))
+            blocks = None
         else:
             xs, ys = steps, values
-        traces.append(Trace(label, xs, ys, restart))
+        traces.append(Trace(label, xs, ys, restart, blocks))
     return traces, use_time
 
 

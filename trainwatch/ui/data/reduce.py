@@ -15,6 +15,7 @@ from itertools import compress
 from operator import add, gt
 
 from trainwatch.diagnosis.window import finite
+from trainwatch.store.blocks import Blocks
 from trainwatch.ui.data.charts import Trace
 from trainwatch.ui.data.rank_points import RankPoints
 
@@ -32,14 +33,21 @@ class Buckets:
 
 
 def downsample(
-    xs: Sequence[float], ys: Sequence[float], columns: int, positive_only: bool = False, means: bool = True
+    xs: Sequence[float],
+    ys: Sequence[float],
+    columns: int,
+    positive_only: bool = False,
+    means: bool = True,
+    blocks: Blocks | None = None,
 ) -> Buckets:
     """Min/max per column (2 points per column, in order of occurrence) plus the bucket mean.
 
     Works on slices with C-level min/max/sum, so a million points reduce in a few ms:
     plotting cost is then bounded by the terminal width, not by the run length. `means=False`:
     a chart that draws no mean line skips the sums (a third of the work); `mean_y` is then
-    empty, and so is `mean_x`.
+    empty, and so is `mean_x`. `blocks`: the summaries of `ys` (`Series.blocks`): a column
+    spanning whole clean blocks is read from them and its edge points (the same envelope;
+    the mean to rounding), any other column from its points.
     """
     out = Buckets()
     n = min(len(xs), len(ys))
@@ -64,9 +72,15 @@ def downsample(
         a, e = int(b * width), int((b + 1) * width)
         if e <= a:
             continue
+        count = e - a
+        if blocks is not None:
+            found = _from_blocks(ys, a, e, blocks, doubles)
+            if found is not None and not (positive_only and found[0] <= 0):
+                lo, hi, ilo, ihi, total = found
+                _column(out, xs, a, e, lo, hi, ilo, ihi, total, count, means)
+                continue
         chunk = ys[a:e]
         lo, hi = min(chunk), max(chunk)
-        count = e - a
         if means:
             total = sum(chunk)
             bad = math.isnan(total) or math.isinf(total)
@@ -85,16 +99,65 @@ def downsample(
             ilo, ihi = _first_at(raw, lo), _first_at(raw, hi)
         else:
             ilo, ihi = _index(chunk, lo), _index(chunk, hi)
-        first, second = (lo, hi) if ilo <= ihi else (hi, lo)
-        xa, xb = xs[a + min(ilo, ihi)], xs[a + max(ilo, ihi)]
-        out.env_x += [xa, xb]
-        out.env_y += [first, second]
-        if means:
-            out.mean_x.append(xs[a + (e - a) // 2])
-            out.mean_y.append(total / count)
-        out.counts.append(count)
+        _column(out, xs, a, e, lo, hi, ilo, ihi, total, count, means)
     out.pairs = True
     return out
+
+
+def _column(
+    out: Buckets,
+    xs: Sequence[float],
+    a: int,
+    e: int,
+    lo: float,
+    hi: float,
+    ilo: int,
+    ihi: int,
+    total: float,
+    count: int,
+    means: bool,
+) -> None:
+    """Slots a..e-1 as a column: its min and max in order of occurrence, its mean (of `count`
+    values: the finite ones, when there are others)."""
+    first, second = (lo, hi) if ilo <= ihi else (hi, lo)
+    out.env_x += [xs[a + min(ilo, ihi)], xs[a + max(ilo, ihi)]]
+    out.env_y += [first, second]
+    if means:
+        out.mean_x.append(xs[a + (e - a) // 2])
+        out.mean_y.append(total / count)
+    out.counts.append(count)
+
+
+def _from_blocks(
+    ys: Sequence[float], a: int, e: int, blocks: Blocks, doubles: bool
+) -> tuple[float, float, int, int, float] | None:
+    """Slots a..e-1 read from the whole blocks inside them and the points before and after
+    those: (min, max, where each first occurs from a, sum), or None when a block or an edge
+    point is NaN or infinite, or no whole block lies inside (then the points decide)."""
+    size = blocks.size
+    fa, fe = -(-a // size), e // size
+    if fe <= fa or fe > len(blocks.lo) or not all(blocks.clean[fa:fe]):
+        return None
+    los, his = blocks.lo[fa:fe], blocks.hi[fa:fe]
+    lo, hi = min(los), max(his)
+    ilo = blocks.at_lo[fa + los.index(lo)] - a
+    ihi = blocks.at_hi[fa + his.index(hi)] - a
+    total = sum(blocks.total[fa:fe])
+    # The edges: before the first block (earlier, so it wins a tie), after the last (loses one).
+    for start, stop, before in ((a, fa * size, True), (fe * size, e, False)):
+        if start >= stop:
+            continue
+        edge = ys[start:stop].tolist() if doubles else list(ys[start:stop])  # type: ignore[attr-defined]
+        part = sum(edge)
+        if math.isnan(part) or math.isinf(part):
+            return None
+        total += part
+        elo, ehi = min(edge), max(edge)
+        if elo < lo or (before and elo == lo):
+            lo, ilo = elo, start - a + edge.index(elo)
+        if ehi > hi or (before and ehi == hi):
+            hi, ihi = ehi, start - a + edge.index(ehi)
+    return lo, hi, ilo, ihi, total
 
 
 def drawn_envelope(b: Buckets) -> tuple[list[float], list[float]]:

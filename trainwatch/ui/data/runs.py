@@ -114,6 +114,7 @@ def _keep_x(trace: Trace, keep: Callable[[float], bool], new_x: Callable[[float]
     kept = [i for i, x in enumerate(trace.xs) if keep(x)]
     trace.xs = array("d", (new_x(trace.xs[i]) for i in kept))
     trace.ys = array("d", (trace.ys[i] for i in kept))
+    trace.blocks = None  # (they summarized the points before)
 
 
 def group(label: str, traces: Sequence[Trace]) -> RunTrace:
@@ -123,7 +124,7 @@ def group(label: str, traces: Sequence[Trace]) -> RunTrace:
     shown = [t for t in traces if len(t.xs)]
     if len(shown) == 1:
         t = shown[0]
-        return RunTrace(label, t.xs, t.ys, t.restart_step)
+        return RunTrace(label, t.xs, t.ys, t.restart_step, t.blocks)
     sums: dict[float, list[float]] = {}
     for t in shown:
         for x, y in zip(t.xs, t.ys, strict=False):
@@ -137,7 +138,7 @@ def group(label: str, traces: Sequence[Trace]) -> RunTrace:
         array("d", xs),
         array("d", (sums[x][0] / sums[x][1] for x in xs)),
         min(restarts) if restarts else None,
-        shown,
+        ranks=shown,
     )
 
 

@@ -91,6 +91,7 @@ def render_chart(
     fig.theme("simple")
     fig.plot_size(width, height)
     add = _adder(fig)
+    signal = _signal_maker(fig)
     # Reduce every series first, then scale (`robust_range`), then draw clamped to the scale.
     jobs = chart_lines(traces, plot_columns, name=name, options=options, points=points)
 
@@ -99,18 +100,18 @@ def render_chart(
         in its own pixel; along: the mean line (a band's), not the min/max zigzag."""
         b, pixel = job.buckets, plt.pixel(foreground=colour(job.colour))
         if len(b.env_x) == 1:  # one point (a single memory report): a marker, not an invisible dot
-            add(fig.signal(b.env_x, b.env_y, marker=plt.marker("●", pixel)))
+            add(signal(b.env_x, b.env_y, plt.marker("●", pixel)))
         elif job.edge is not None:
-            add(fig.signal(b.env_x, b.env_y, marker=plt.marker("braille", _edge_pixel(job))).lines())
+            add(signal(b.env_x, b.env_y, plt.marker("braille", _edge_pixel(job))).lines())
         elif job.smooth or job.envelope or job.along:
             if job.envelope:
                 xs, ys = drawn_envelope(b)
-                add(fig.signal(xs, ys, marker=plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
+                add(signal(xs, ys, plt.marker("braille", plt.pixel(foreground=ENVELOPE))).lines())
             line = ema(b.mean_y, options.smoothing, b.counts) if job.smooth else b.mean_y
-            add(fig.signal(b.mean_x, line, marker=plt.marker("braille", pixel)).lines())
+            add(signal(b.mean_x, line, plt.marker("braille", pixel)).lines())
         else:
             xs, ys = drawn_envelope(b)
-            add(fig.signal(xs, ys, marker=plt.marker("braille", pixel)).lines())
+            add(signal(xs, ys, plt.marker("braille", pixel)).lines())
 
     scale = robust_range([(job.buckets.env_x, job.buckets.env_y) for job in jobs])
     if scale is None:
@@ -126,12 +127,12 @@ def render_chart(
         for above, at, arrow in ((True, y_hi, "▲"), (False, y_lo, "▼")):
             off_xs = [o.x for o in scale.outliers if o.above is above]
             if off_xs:
-                add(fig.signal(off_xs, [at] * len(off_xs), marker=plt.marker(arrow, plt.pixel(foreground=MARK))))
+                add(signal(off_xs, [at] * len(off_xs), plt.marker(arrow, plt.pixel(foreground=MARK))))
         if off_scale is not None:
             real = (lambda v: 10**v) if options.log_y else (lambda v: v)
             off_scale.extend(Outlier(o.x, real(o.y), o.above) for o in scale.outliers)
     if marks:
-        add(fig.signal(marks, [y_lo] * len(marks), marker=plt.marker("×", plt.pixel(foreground=MARK))))
+        add(signal(marks, [y_lo] * len(marks), plt.marker("×", plt.pixel(foreground=MARK))))
     if y_hi - y_lo <= abs(y_lo) * 1e-9:  # a constant series (to rounding): centre it, one tick at its value
         pad = 0.5 if options.log_y else (abs(y_lo) * 0.1 or 1.0)
         fig.ruler(1).lim(y_lo - pad, y_hi + pad)
@@ -193,6 +194,35 @@ def _adder(fig: Any) -> Callable[[Any], None]:
     return direct  # type: ignore[no-any-return]
 
 
+def _signal_maker(fig: Any) -> Callable[[Sequence[float], Sequence[float], Any], Any]:
+    """How a signal is made. `fig.signal` copies its marker once per point in Python (a tenth of a
+    redraw) and hands each copy to plotext's kernel, which copies it again (`Point`'s copy of its
+    marker): one marker, corrected as `fig.signal` corrects it, serves every point when plotext
+    still has that kernel call (`test_chart_reduce` checks both ways draw the same)."""
+    try:
+        from plotext._correct.marker import marker as corrected
+        from plotext._kernel.clink import clink
+        from plotext._signal.signal import signal_class
+
+        append = clink.signal_append_point
+        fig._next_marker  # noqa: B018  (the colour cycler's step `fig.signal` takes)
+    except (ImportError, AttributeError):
+        return lambda xs, ys, marker: fig.signal(xs, ys, marker=marker)
+
+    def make(xs: Sequence[float], ys: Sequence[float], marker: Any) -> Any:
+        m = corrected(marker, fig._next_marker())
+        n = min(len(xs), len(ys))
+        if n == 0:  # (`fig.signal` takes a second step of the cycler then)
+            fig._next_marker()
+        sig = signal_class(n)
+        at, mp = sig._pointer, m._pointer
+        for x, y in zip(xs, ys, strict=False):
+            append(at, x, y, mp)
+        return sig._set_marker(m)._set_xside(0)._set_yside(0)
+
+    return make
+
+
 @dataclass
 class Line:
     """One reduced series to draw, and how: `colour` is a palette index (`colour(i)`); smooth:
@@ -235,7 +265,7 @@ def chart_lines(
             add(Line(Buckets(band.xs, band.mean, band.xs, band.mean, band.counts), i, smooth, along=True))
 
     def reduced(trace: Trace) -> Buckets:
-        return downsample(trace.xs, trace.ys, columns, positive_only=options.log_y, means=smooth)
+        return downsample(trace.xs, trace.ys, columns, positive_only=options.log_y, means=smooth, blocks=trace.blocks)
 
     if len(traces) > MAX_RANK_LINES and not _runs(traces):  # every rank in one band, the outermost on their own
         add_band(traces, 0, "grey", points)
