@@ -84,6 +84,7 @@ _UNIT_SPACED = re.compile(
     r"[ \t](?:ms|sec|secs|seconds?|s|min|mins|[KMGT]i?B"
     r"|(?:it|its|tok|toks|tokens?|samples?|img|imgs|images|ex|examples|seqs?|steps?|iters?|batch(?:es)?|updates?|ups|words|wrd)/(?:s|sec|second)"
     r"|(?:s|sec|ms)/(?:it|iter|step|batch))(?![\w/])"
+    r"(?![ \t]*[:=])"  # (`531.2 samples/sec: 0.008`: the next field's key, not this value's unit)
 )
 # The label before a value, read back from the value: `loss: `, `'loss': `, `"lr": "`, `lr=[`, `loss `.
 _KEY_END = re.compile(
@@ -93,12 +94,15 @@ _KEY_END = re.compile(
 # A time over N steps: `Time(1000 iters): `, `time for 100 steps: `, `100 iters took `.
 _STEPS_WORD = r" ?(?:iters?|iterations?|steps?|batches)"
 _OVER_STEPS = re.compile(
-    rf"(?:\(\s?(?P<a>\d{{1,9}}){_STEPS_WORD}\s?\)|\bfor (?P<b>\d{{1,9}}){_STEPS_WORD}|\b(?P<c>\d{{1,9}}){_STEPS_WORD} took)"
+    rf"(?:\(\s?(?P<a>\d{{1,9}}){_STEPS_WORD}\s?\)|\bfor (?P<b>\d{{1,9}}){_STEPS_WORD}|\b(?P<c>\d{{1,9}}){_STEPS_WORD} (?:took|takes?))"
     r"\s?:?\s?\Z",
     re.I,
 )
 
 
+# A time labelled `Total Time`: the word before it is a stop word for labels (`total 5`), not for this.
+# (`Total Steps: 5000` stays a counter: the run's global step, in RL.)
+_TOTAL_TIME = re.compile(r"\btotal[ _]time\W{0,3}\Z", re.I)
 # What a time over N steps is not: an average's (`mean step time (100 steps)`), an ETA's, an evaluation's,
 # a data wait's, a time per something (`time/iter (100 iters)`).
 _NOT_OVER = re.compile(r"avg|mean|average|\beta\b|eval|valid|test|data|\bper\b|step[ _]time|/", re.I)
@@ -692,7 +696,12 @@ def read_fields(text: str) -> Reading | None:
                 if got is not None and over_n > 0:
                     metrics.setdefault("step_time_s", got[1] / over_n)
                 continue
-        key = label_of(text[max(cut, start - _KEY_WINDOW) : start])
+        window = text[max(cut, start - _KEY_WINDOW) : start]
+        key = label_of(window)
+        if key is not None and key.lower() == "time" and _TOTAL_TIME.search(window):
+            # `| Total Time 5.3s |`: the run's or the epoch's time so far, not a step's
+            # (`total` is no label word: `total 5`)
+            key = "total time"
         if braces and text.startswith("}", end) and (key is None or _convert(key, raw, unit) is None):
             one = _ONE_ENTRY.search(text, max(lo, start - _KEY_WINDOW), start)
             if one is not None:  # InternLM's `grad_norm={'0_default': 61.58}`: the one entry is the value

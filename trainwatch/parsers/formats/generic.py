@@ -278,6 +278,9 @@ def _bar_reading(bar: Bar) -> Reading | None:
             metrics.setdefault(name, value)
     if bar.seconds_per_it is not None:
         metrics.setdefault("step_time_s", bar.seconds_per_it)
+    # The bar is the line's counter: its only (or total) loss is the loss, as beside a counter in
+    # text (`[losses/total_loss: 0.22 | losses/policy_loss: 0.13]:  2%|...| 76/3200`, trlx)
+    settle_sole_loss(metrics)
     epoch = desc.epoch if desc is not None else None
     step = desc.step if desc is not None and desc.step is not None and desc.step > 0 else None
     shape = "bar " + (desc.shape if desc is not None else "") + " | " + (post.shape if post is not None else "")
