@@ -100,6 +100,7 @@ COUNTER_KEYS = frozenset(
         "steps",
         "iter",
         "iters",
+        "ite",  # U-2-Net, BASNet: `[epoch:   2/100000, batch:  8268/13617, ite: 1824]`
         "it",
         "iteration",
         "iterations",
@@ -256,6 +257,7 @@ SYNONYMS: dict[str, str] = {
     "training_loss": "loss",
     "reduced_train_loss": "loss",  # NeMo / Megatron-core
     "ips": "samples_per_s",  # PaddlePaddle: instances per second
+    "imps": "samples_per_s",  # IRN, PSA: `imps:26.6`, images per second
     "step_loss": "loss",
     "avr_loss": "loss",  # kohya sd-scripts: its only loss, averaged over the epoch so far
     "closs": "loss",  # LLaMA-Accessory: the causal-LM loss

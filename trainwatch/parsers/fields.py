@@ -835,6 +835,12 @@ def read_fields(text: str) -> Reading | None:
         metrics["eval_loss"] = metrics.pop("loss")
         for name in [n for n in metrics if not n.startswith("eval_") and n not in _NOT_EVALUATED]:
             metrics[f"eval_{name}"] = metrics.pop(name)
+    elif "eval_loss" in metrics and "loss" not in metrics and (head := _EVAL_HEAD.match(text, lo)) is not None:
+        # `| Eval   2 at step  8000 | time: 2484.77s | valid loss  7.39 | valid ppl 1616.1`: the
+        # evaluation's time and figures, not a step's; its own count (`Eval 2`) is no figure
+        metrics.pop(head.group(0).strip(" \t[(|*=-").lower(), None)
+        for name in [n for n in metrics if not n.startswith("eval_") and n not in _NOT_EVALUATED]:
+            metrics[f"eval_{name}"] = metrics.pop(name)
     if step is not None and "loss" not in metrics and EVAL_WORD.search(text, lo, lo + 40):
         evaluating = True
     return Reading(

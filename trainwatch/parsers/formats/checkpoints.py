@@ -99,7 +99,7 @@ class Checkpoints:
     """Reads the checkpoint saves of one source."""
 
     def __init__(self) -> None:
-        self._last_checkpoint: str | None = None
+        self._last_checkpoint: tuple[str | None, int | None] | None = None
         self._megatron_saving: str | None = None
 
     def line(self, body: str, line: Line, out: Emitter) -> bool:
@@ -125,8 +125,11 @@ class Checkpoints:
                 if groups.get("iteration"):
                     self._megatron_saving = groups["iteration"]
                     data["iteration"] = int(groups["iteration"])
-                same_save = _save_id(path)
-                if same_save is not None and same_save == self._last_checkpoint:
+                # A save to the same place after more steps is another save (llama2.c's `saving
+                # checkpoint to out` at every evaluation), unless the step is in its name
+                save_id = _save_id(path)
+                same_save = (save_id, None if save_id != path else out.last_step())
+                if save_id is not None and same_save == self._last_checkpoint:
                     return True  # another shard of the same DeepSpeed save
                 self._last_checkpoint = same_save
             at = _CKPT_STEP.match(body)

@@ -279,7 +279,7 @@ class HeaderTableParser(Parser):
     def __init__(self) -> None:
         self._header: list[str] | None = None
         self._eval_alias: str | None = None  # the column that is the evaluation loss under another name
-        self._step_col = 0
+        self._step_col: int | None = 0  # None: the table has no step column (each row a report)
         self._starts: list[int] = []  # where each column of a space-aligned header starts
         # Other output came after the last row (Chainer's progress bar prints between its rows):
         # the table may go on, but only with a row of numbers whose step does not go back.
@@ -319,9 +319,14 @@ class HeaderTableParser(Parser):
                 return False
         names = [snake(c) for c in cells]
         step_cols = [i for i, n in enumerate(names) if n in _STEP_COLUMNS]
-        if not step_cols or not all(n and not n[0].isdigit() for n in names):
+        if not all(n and not n[0].isdigit() for n in names):
             return False
-        if not any("loss" in n or "acc" in n or not _FIGURES.isdisjoint(n.split("_")) for n in names):
+        figures = [("loss" in n or "acc" in n or not _FIGURES.isdisjoint(n.split("_"))) for n in names]
+        if not any(figures):
+            return False
+        if not step_cols and not ("\t" in text and all(figures) and any("loss" in n for n in names)):
+            # (no step column: only a tab-separated header of figures, losses among them, and rows
+            # of numbers only, one per report: PGNet's `total loss\tscore loss\tctc loss`)
             return False
         mapped = {field_name(n, "") for n in names}
         # The only held-out loss of a table is its evaluation loss (DeepXDE's `Train loss  Test loss`; not
@@ -335,7 +340,7 @@ class HeaderTableParser(Parser):
         self._starts = [m.start() for m in _COLS.finditer(text)] if spaced else []
         # `epoch,step,train_loss_step,...`: the step column numbers the rows, the epoch is a value
         by_step = [i for i in step_cols if _STEP_COLUMNS[names[i]] == "step"]
-        self._step_col = (by_step or step_cols)[0]
+        self._step_col = (by_step or step_cols)[0] if step_cols else None
         return True
 
     def _by_position(self, text: str) -> list[str] | None:
@@ -347,12 +352,12 @@ class HeaderTableParser(Parser):
             if cells[col]:
                 return None  # two values under one column: not this table's row
             cells[col] = m.group(0)
-        return cells if cells[self._step_col] else None
+        return cells if self._step_col is not None and cells[self._step_col] else None
 
     def _resumes(self, cells: list[str], line_no: int) -> bool:
         """A row soon after other output (Chainer's progress bar is four lines): every cell a number (or
         a wall time), its step past the last row's (a later report's numbers are not the table's)."""
-        if line_no - self._last_line > _RESUME_LINES:
+        if line_no - self._last_line > _RESUME_LINES or self._step_col is None:
             return False
         values = [c.rstrip("+* ") for c in cells if c]
         if len(values) < 2 or not all(parse_number(v) is not None or _CLOCK.match(v) for v in values):
@@ -362,6 +367,8 @@ class HeaderTableParser(Parser):
 
     def _row(self, cells: list[str], out: Emitter) -> bool:
         header = self._header or []
+        if self._step_col is None:
+            return self._unnumbered_row(header, cells, out)
         step_raw = parse_number(cells[self._step_col].rstrip("+* "))
         if step_raw is None or not step_raw.is_integer() or step_raw < 0:
             return False
@@ -386,4 +393,19 @@ class HeaderTableParser(Parser):
             return False
         self._last_step = int(step_raw)
         out.step(int(step_raw), metrics)
+        return True
+
+    def _unnumbered_row(self, header: list[str], cells: list[str], out: Emitter) -> bool:
+        """A row of a table without a step column: every cell a number, a report of no known step."""
+        values = [parse_number(c) for c in cells]
+        if any(v is None for v in values):
+            return False
+        metrics: dict[str, float] = {}
+        for name, value in zip(header, values, strict=True):
+            metric = field_name(name, "")
+            if metric and value is not None:
+                metrics.setdefault(metric, value)
+        if not metrics:
+            return False
+        out.step(None, metrics)
         return True
