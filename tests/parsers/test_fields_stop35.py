@@ -120,3 +120,30 @@ def test_a_save_to_the_same_place_after_more_steps_is_another_checkpoint() -> No
         ]
     )
     assert [e.step for e in events(records, "checkpoint")] == [500, 520]
+
+
+def test_a_deepspeed_overflow_line_cut_by_a_hard_wrap_is_still_an_overflow() -> None:
+    # CarperAI/trlx issue #319: the terminal wrapped the line inside `scale`
+    records = feed(
+        [
+            "[2023-02-21 22:12:48,690] [INFO] [stage_1_and_2.py:1762:step] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss sc",
+            "ale: 4096.0, reducing to 2048.0",
+        ]
+    )
+    (overflow,) = events(records, "overflow")
+    assert overflow.rank == 0 and "attempted_scale" not in overflow.data
+
+
+def test_saving_state_with_its_iteration_and_writing_the_checkpoint_are_saves() -> None:
+    # amdegroot/ssd.pytorch (a committed train log): the save glued after the iteration's line
+    ssd = feed(
+        [
+            "iter 1980 || Loss: 1.1905 ||",
+            "iter 1990 || Loss: 1.1900 ||",
+            "iter 2000 || Loss: 1.1745 || Saving state, iter: 2000",
+        ]
+    )
+    assert [e.step for e in events(ssd, "checkpoint")] == [2000]
+    # facebookresearch/PyTorch-BigGraph PR #67
+    pbg = feed(["2019-06-15 16:20:04  Writing the checkpoint...", "2019-06-15 16:20:04  Writing checkpoint metadata"])
+    assert len(events(pbg, "checkpoint")) == 1

@@ -46,9 +46,11 @@ _CKPT_PATTERNS = (
         r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state|optimizer|[Gg]aussians)s?"
         r"(?:\s+(?:parameters|params|state|weights))?\b"
         r"(?:\s+for\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
-        r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step)\b.*"
+        r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step|iter|iteration)\b.*"
         r"|\s*\.{0,3}\s*(?:\[[\d/:. -]{5,30}\])?\s*$)"  # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`)
     ),
+    # PyTorch-BigGraph: `Writing the checkpoint...` (after `checkpointing global state`)
+    re.compile(r"\b(?:[Ww]riting|[Ww]rote) (?:the |a )?checkpoint\b(?! (?:config|metadata))"),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
     # saving to checkpoint-10.gguf`, `saving to lora.bin`, `Saved to ./out/ckpt_3.pt`
     re.compile(r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:to|into)\s+['\"]?(?P<path4>[^\s'\"]+)['\"]?\s*\.{0,3}$"),

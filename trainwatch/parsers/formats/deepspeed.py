@@ -56,6 +56,9 @@ _OVERFLOW = re.compile(
     r"(?:reducing to (?P<new>[\d.]+)|but hysteresis is (?P<hyst>\d{1,18}(?!\d))\. Reducing hysteresis to (?P<new_hyst>\d{1,18}(?!\d)))"
     r"\s*$"
 )
+# The same line cut short (a terminal's hard wrap: `... Attempted loss sc` / `ale: 4096.0, reducing to
+# 2048.0`): the overflow is still there, its scales are not.
+_OVERFLOW_CUT = re.compile(r"\[(?:deepscale|deepspeed)\] OVERFLOW! Rank (?P<rank>\d{1,18}(?!\d)) Skipping step\.")
 _MEMORY = re.compile(
     r"\bMA (?P<ma>[\d.]+) GB\s+Max_MA (?P<max_ma>[\d.]+) GB\s+CA (?P<ca>[\d.]+) GB\s+Max_CA (?P<max_ca>[\d.]+) GB\s*$"
 )
@@ -226,7 +229,7 @@ class DeepSpeedParser(Parser):
         if "SamplesPerSec=" in text:
             return self._throughput(text, out)
         if "OVERFLOW!" in text:
-            m = _OVERFLOW.search(text)
+            m = _OVERFLOW.search(text) or _OVERFLOW_CUT.search(text)
             if m:
                 return self._overflow(m, out)
             return False
@@ -502,18 +505,9 @@ class DeepSpeedParser(Parser):
 
     # -------------------------------------------------------------- events
     def _overflow(self, m: re.Match[str], out: Emitter) -> bool:
-        attempted = parse_number(m.group("attempted"))
-        if attempted is None:
+        data = {} if m.re is _OVERFLOW_CUT else _scales(m)  # (a cut line's scales were cut off)
+        if data is None:
             return False
-        data: dict[str, float | int] = {"attempted_scale": _int_if_whole(attempted)}
-        if m.group("new") is not None:
-            new = parse_number(m.group("new"))
-            if new is None:
-                return False
-            data["new_scale"] = _int_if_whole(new)
-        else:
-            data["hysteresis"] = int(m.group("hyst"))
-            data["new_hysteresis"] = int(m.group("new_hyst"))
         # An overflow step prints OVERFLOW in place of its optimizer timers.
         if self._cur is not None and self._cur_has_opt:
             self._cur += 1
@@ -546,3 +540,20 @@ class DeepSpeedParser(Parser):
 
 def _int_if_whole(value: float) -> float | int:
     return int(value) if value.is_integer() else value
+
+
+def _scales(m: re.Match[str]) -> dict[str, float | int] | None:
+    """The loss scales an OVERFLOW line names (None: one is no number)."""
+    attempted = parse_number(m.group("attempted"))
+    if attempted is None:
+        return None
+    data: dict[str, float | int] = {"attempted_scale": _int_if_whole(attempted)}
+    if m.group("new") is not None:
+        new = parse_number(m.group("new"))
+        if new is None:
+            return None
+        data["new_scale"] = _int_if_whole(new)
+    else:
+        data["hysteresis"] = int(m.group("hyst"))
+        data["new_hysteresis"] = int(m.group("new_hyst"))
+    return data
