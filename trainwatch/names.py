@@ -100,6 +100,7 @@ COUNTER_KEYS = frozenset(
         "steps",
         "iter",
         "iters",
+        "current_step",
         "ite",  # U-2-Net, BASNet: `[epoch:   2/100000, batch:  8268/13617, ite: 1824]`
         "it",
         "iteration",
@@ -366,7 +367,8 @@ _AVERAGED_LOSS = re.compile(
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
 # An evaluation set's loss by its name: wav2letter's `dev-clean-loss`, `valid_0_loss`, `test-other-loss`.
 _EVAL_SET_LOSS = re.compile(r"^(?:dev|val|valid|validation|test|eval)_[a-z0-9_]{1,30}_loss$")
-_TOTAL_LOSS = re.compile(r"^(?:total_loss|loss_total)(?:_[a-z0-9]{1,8})?$|^[a-z0-9]{1,8}_total_loss$")
+_LOSS_WORDS = frozenset(("loss", "losses"))  # (`total_losses:1.578` beside `cls_loss`, `reg_loss`)
+_TOTAL_LOSS = re.compile(r"^(?:total_loss(?:es)?|loss_total)(?:_[a-z0-9]{1,8})?$|^[a-z0-9]{1,8}_total_loss$")
 # Words that make a name holding `loss` something else than a loss (`loss_scale`, `num_loss_tokens`).
 _NOT_A_LOSS = frozenset("scale scaler tokens token count num n weight weights coef ratio lambda factor fn type".split())
 # Words that make a `*_loss` another figure than the training loss (an evaluation's, a best so far).
@@ -407,7 +409,7 @@ def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str
     counter: a block's line of one figure (Coqui's `| > loss_text_ce: 0.14`) is one term of many."""
     if "loss" in metrics:
         return
-    losses = [k for k in metrics if "loss" in k.split("_") and k not in listed]
+    losses = [k for k in metrics if not _LOSS_WORDS.isdisjoint(k.split("_")) and k not in listed]
     totals = [k for k in losses if _TOTAL_LOSS.match(k)]
     if len(totals) == 1:  # `total_loss_g` beside its terms (`adv_g_loss`, `feat_loss`, ...): the total is the loss
         losses = totals

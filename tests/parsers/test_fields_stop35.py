@@ -147,3 +147,57 @@ def test_saving_state_with_its_iteration_and_writing_the_checkpoint_are_saves() 
     # facebookresearch/PyTorch-BigGraph PR #67
     pbg = feed(["2019-06-15 16:20:04  Writing the checkpoint...", "2019-06-15 16:20:04  Writing checkpoint metadata"])
     assert len(events(pbg, "checkpoint")) == 1
+
+
+def test_a_value_named_before_the_step_it_was_read_at() -> None:
+    # a committed notebook running TF's guide to custom training loops (`... at step %d: %.4f`)
+    got = _steps(
+        [
+            "Start of epoch 0",
+            "Training loss (for one batch) at step 0: 2.5942912101745605",
+            "Seen so far: 4 samples",
+            "Training loss (for one batch) at step 100: 2.7891650199890137",
+            "Seen so far: 404 samples",
+        ]
+    )
+    assert [(step, m["loss"]) for step, m in got] == [(0, 2.5942912101745605), (100, 2.7891650199890137)]
+    reading = read_fields("validation loss at epoch 3 = 0.41")
+    assert reading is not None and reading.epoch == 3 and reading.metrics == {"eval_loss": 0.41}
+    assert read_fields("step 5: 0.3") is not None and read_fields("step 5: 0.3").metrics == {}  # (no name: no figure)
+
+
+def test_a_loops_own_nan_check_is_a_nan_event_at_the_step_it_names() -> None:
+    records = feed(
+        [
+            "Training loss (for one batch) at step 2300: 3.11256742477417",
+            "NaN or Inf detected in model parameters after step 2361 in epoch 0.",
+            "Stopping training due to NaN or Inf in model parameters at step 2361 in epoch 0.",
+        ]
+    )
+    (nan,) = events(records, "nan")  # (the stop right under it is the same incident)
+    assert nan.step == 2361 and nan.data == {"metric": "parameters"}
+    assert events(records, "crash"), "the loop said it stops"
+    for quiet in ("No NaN detected in gradients", "NaN values found: 0", "nan check passed"):
+        assert events(feed([quiet]), "nan") == [], quiet
+
+
+def test_a_step_header_with_its_current_step_takes_the_figures_under_it() -> None:
+    # yangxue0827/RotationDetection (a committed README): a block per report under a rule of asterisks
+    got = _steps(
+        [
+            "*" * 72,
+            "2021-12-20 19:13:05: global_step:20  current_step:20",
+            "speed: 4.591s, remaining training time: 05:07:29:27",
+            "total_losses:1.578",
+            "cls_loss:1.138",
+            "reg_loss:0.440",
+            "",
+            "*" * 72,
+            "2021-12-20 19:13:19: global_step:40  current_step:40",
+            "speed: 0.462s, remaining training time: 00:12:49:07",
+            "total_losses:1.588",
+            "cls_loss:1.136",
+            "reg_loss:0.451",
+        ]
+    )
+    assert [(step, m["loss"], m["cls_loss"]) for step, m in got] == [(20, 1.578, 1.138), (40, 1.588, 1.136)]

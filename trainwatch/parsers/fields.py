@@ -100,6 +100,14 @@ _OVER_STEPS = re.compile(
 )
 
 
+# A value named before the counter it was read at: `Training loss (for one batch) at step 100: 2.79`,
+# `validation loss at epoch 3 = 0.41` (the counter is read as the line's counter as well).
+_NAMED_AT_COUNTER = re.compile(
+    r"(?:^|(?<=[\s|,;:\]]))(?P<label>[A-Za-z][\w/-]*(?: [A-Za-z][\w/-]*){0,3}(?: \([^()]{1,30}\))?) "
+    r"(?:at|@|for|after|in) (?:the )?(?:step|iteration|iter|epoch|batch) \d{1,12}\s?[:=]\s*\Z",
+    re.I,
+)
+_ASIDE = re.compile(r"\s*\([^()]*\)")
 # A time labelled `Total Time`: the word before it is a stop word for labels (`total 5`), not for this.
 # (`Total Steps: 5000` stays a counter: the run's global step, in RL.)
 _TOTAL_TIME = re.compile(r"\btotal[ _]time\W{0,3}\Z", re.I)
@@ -706,6 +714,10 @@ def read_fields(text: str) -> Reading | None:
             one = _ONE_ENTRY.search(text, max(lo, start - _KEY_WINDOW), start)
             if one is not None:  # InternLM's `grad_norm={'0_default': 61.58}`: the one entry is the value
                 key = one.group("key")
+        if key is None and window.rstrip(" \t")[-1:] in (":", "=") and window.rstrip(" \t:=")[-1:].isdigit():
+            named = _NAMED_AT_COUNTER.search(text, max(lo, start - _KEY_WINDOW), start)
+            if named is not None:  # `Training loss (for one batch) at step 0: 2.59` (TF's guide to custom loops)
+                key = _ASIDE.sub("", named.group("label")).strip()
         if key is None:
             # A value named by its unit alone: `29403.65 tok/s`, `1.09s/it`, `(1.2 ms, ...)`.
             if unit is not None and unit != "%":

@@ -24,7 +24,11 @@ from trainwatch.numbers import parse_number
 from trainwatch.parsers.base import Emitter
 
 # Every line this module reads contains one of these (part of the events pre-filter).
-PREFILTER = r"(?i:\bis\s+[-+]?(?:nan|inf)|[=:]\s*[-+]?(?:nan|inf)\s*$|overflow)"
+PREFILTER = (
+    r"(?i:\bis\s+[-+]?(?:nan|inf)|[=:]\s*[-+]?(?:nan|inf)\s*$|overflow"
+    r"|\b(?:nan|inf)\b[\w /]{0,40}?\b(?:detected|found|encountered)\b|\b(?:detected|found|encountered) (?:an? )?(?:nan|inf)\b"
+    r"|\bdue to (?:an? )?(?:nan|inf)\b)"
+)
 
 _VALUE = r"(?P<value>[-+]?(?:nan|inf(?:inity)?))\b"
 _SENTENCE = re.compile(
@@ -32,6 +36,16 @@ _SENTENCE = re.compile(
     r"|grad(?:ient)?[ _]?norm)\s+(?:is|was|became|becomes)\s+" + _VALUE + r"(?P<rest>.*)$",
     re.I,
 )
+# A loop's own check: `NaN or Inf detected in model parameters after step 2361 in epoch 0.`, `Detected NaN
+# in the loss`, `Stopping training due to NaN or Inf ... at step 2361` (its step, when it names one).
+_DETECTED = re.compile(
+    r"\b(?:NaN|nan|NAN|Inf|inf|INF)\b(?:\s*(?:or|/|and)\s*(?:Inf|inf|INF|NaN|nan))?[\w /]{0,40}?\b(?:detected|found|encountered)\b"
+    r"|\b(?:[Dd]etected|[Ff]ound|[Ee]ncountered) (?:an? )?(?:NaN|nan|NAN|Inf|inf)\b"
+    r"|\b(?P<stop>[Ss]top(?:ping|ped)?|[Aa]bort(?:ing|ed)?|[Tt]erminat(?:ing|ed)) (?:the )?(?:training |run )?due to (?:an? )?(?:NaN|nan|Inf|inf)\b"
+)
+# (`No NaN detected`, `NaN values found: 0`, `skipping the check for NaN found in inputs` is no incident)
+_NONE_FOUND = re.compile(r"\b(?:[Nn]o|NO|[Nn]ot|[Ww]ithout|[Zz]ero|[Nn]one)\b|[:=]\s*0\b|\b0 (?:NaN|nan|Inf|inf)")
+_AT_STEP = re.compile(r"\b(?:at|after|in) (?:step|iteration|iter) (\d{1,12})\b")
 _STOPS = re.compile(r"\b(?:stop(?:ping)?|terminat(?:e|ing)|exit(?:ing)?|abort(?:ing)?)\b", re.I)
 # An indented line of a summary block holding one field: `  eval_loss = nan`, `  train_loss: inf`
 # (a loop's own unindented `training loss: nan`, printed again and again, is read as its steps).
@@ -58,6 +72,9 @@ def _sentence_metric(what: str) -> str:
 class Numerics:
     """Reads NaN/inf sentences and overflow notes of one source."""
 
+    def __init__(self) -> None:
+        self._detected_at = -2  # the line of the last `NaN detected` sentence read
+
     def line(self, body: str, text: str, line: Line, out: Emitter, rank: int | None) -> tuple[bool, bool]:
         """(understood, stopped): whether the line was one of these, and whether the loop said it stops.
 
@@ -67,6 +84,21 @@ class Numerics:
             metric = _sentence_metric(m.group("what"))
             out.event("nan", "error", body, {"metric": metric}, rank=rank, line=line.no)
             return True, bool(_STOPS.search(m.group("rest")))
+        m = _DETECTED.search(body)
+        if m and _NONE_FOUND.search(body) is None:
+            stopped = m.group("stop") is not None
+            if (
+                self._detected_at == line.no - 1
+            ):  # (`NaN detected ...` then `Stopping training due to NaN`: one incident)
+                self._detected_at = line.no
+                return True, stopped
+            self._detected_at = line.no
+            at = _AT_STEP.search(body)
+            step = int(at.group(1)) if at is not None else None
+            low = body.lower()
+            metric = "loss" if "loss" in low else "grad_norm" if "grad" in low else "parameters"
+            out.event("nan", "error", body, {"metric": metric}, rank=rank, line=line.no, step=step)
+            return True, stopped
         m = _KEY_LINE.match(text)
         if m and metric_name(m.group("key")) in _WATCHED:
             metric = metric_name(m.group("key"))
