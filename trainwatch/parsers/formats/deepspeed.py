@@ -56,9 +56,11 @@ _OVERFLOW = re.compile(
     r"(?:reducing to (?P<new>[\d.]+)|but hysteresis is (?P<hyst>\d{1,18}(?!\d))\. Reducing hysteresis to (?P<new_hyst>\d{1,18}(?!\d)))"
     r"\s*$"
 )
-# The same line cut short (a terminal's hard wrap: `... Attempted loss sc` / `ale: 4096.0, reducing to
-# 2048.0`): the overflow is still there, its scales are not.
-_OVERFLOW_CUT = re.compile(r"\[(?:deepscale|deepspeed)\] OVERFLOW! Rank (?P<rank>\d{1,18}(?!\d)) Skipping step\.")
+# The same line cut short before its scales (a terminal's hard wrap: `... Attempted loss sc` / `ale:
+# 4096.0, reducing to 2048.0`): the overflow is still there, its scales are not.
+_OVERFLOW_CUT = re.compile(
+    r"\[(?:deepscale|deepspeed)\] OVERFLOW! Rank (?P<rank>\d{1,18}(?!\d)) Skipping step\.[ A-Za-z]*$"
+)  # (the line ends in the words before the scales: a number that is there but damaged is no overflow read)
 _MEMORY = re.compile(
     r"\bMA (?P<ma>[\d.]+) GB\s+Max_MA (?P<max_ma>[\d.]+) GB\s+CA (?P<ca>[\d.]+) GB\s+Max_CA (?P<max_ca>[\d.]+) GB\s*$"
 )
