@@ -201,3 +201,19 @@ def test_a_step_header_with_its_current_step_takes_the_figures_under_it() -> Non
         ]
     )
     assert [(step, m["loss"], m["cls_loss"]) for step, m in got] == [(20, 1.578, 1.138), (40, 1.588, 1.136)]
+
+
+def test_an_acronym_names_its_loss_and_a_total_loss_is_the_loss() -> None:
+    # a 3D VAE's committed train log: the total beside its terms, each term named by an acronym or a word
+    reading = read_fields(
+        "Epoch 3, Step 17400: Reconstruction Loss=0.07903820276260376, KL Loss=0.0031131207942962646, "
+        "Total Loss=0.07997214049100876"
+    )
+    assert reading is not None and reading.step == 17400
+    assert reading.metrics == {
+        "reconstruction_loss": 0.07903820276260376,
+        "kl_loss": 0.0031131207942962646,
+        "loss": 0.07997214049100876,
+    }
+    level = read_fields("INFO loss: 0.5 step 3")  # (a level before a label is no part of it)
+    assert level is not None and level.metrics == {"loss": 0.5}

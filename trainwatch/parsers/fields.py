@@ -108,9 +108,12 @@ _NAMED_AT_COUNTER = re.compile(
     re.I,
 )
 _ASIDE = re.compile(r"\s*\([^()]*\)")
-# A time labelled `Total Time`: the word before it is a stop word for labels (`total 5`), not for this.
+# A time or a loss labelled `Total Time`, `Total Loss`: the word before it is a stop word for labels
+# (`total 5`), not for these (`Reconstruction Loss=0.079, KL Loss=0.003, Total Loss=0.082`).
 # (`Total Steps: 5000` stays a counter: the run's global step, in RL.)
-_TOTAL_TIME = re.compile(r"\btotal[ _]time\W{0,3}\Z", re.I)
+# An upper-case word that may name a loss before it (`KL`, `CE`, `L1`, `MSE`, `GAN`), not a level (`INFO`).
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,2}")
+_TOTAL_OF = re.compile(r"\btotal[ _](?:time|loss)\W{0,3}\Z", re.I)
 # What a time over N steps is not: an average's (`mean step time (100 steps)`), an ETA's, an evaluation's,
 # a data wait's, a time per something (`time/iter (100 iters)`).
 _NOT_OVER = re.compile(r"avg|mean|average|\beta\b|eval|valid|test|data|\bper\b|step[ _]time|/", re.I)
@@ -544,8 +547,8 @@ def label_of(window: str) -> str | None:
                 break
             word = w.group(0)
             unit_in = word == "in" and words[-1] in ("s", "ms", "sec", "seconds")  # `train_step_timing in s`
-            if (word.lower() in STOP_WORDS and not unit_in) or (word.isupper() and len(word) > 1):
-                break
+            if (word.lower() in STOP_WORDS and not unit_in) or (word.isupper() and not _ACRONYM.fullmatch(word)):
+                break  # (`INFO loss`: a level; `KL Loss`, `CE loss`, `L1 loss`: the loss's own name)
             prev = rest[: w.start()]
             if prev and not prev[-1].isspace() and prev[-1] not in "|,;[({":
                 break
@@ -706,10 +709,10 @@ def read_fields(text: str) -> Reading | None:
                 continue
         window = text[max(cut, start - _KEY_WINDOW) : start]
         key = label_of(window)
-        if key is not None and key.lower() == "time" and _TOTAL_TIME.search(window):
-            # `| Total Time 5.3s |`: the run's or the epoch's time so far, not a step's
-            # (`total` is no label word: `total 5`)
-            key = "total time"
+        if key is not None and key.lower() in ("time", "loss") and _TOTAL_OF.search(window):
+            # `| Total Time 5.3s |`: the run's or the epoch's time so far, not a step's; `Total Loss=`
+            # beside its terms (`total` is no label word: `total 5`)
+            key = f"total {key.lower()}"
         if braces and text.startswith("}", end) and (key is None or _convert(key, raw, unit) is None):
             one = _ONE_ENTRY.search(text, max(lo, start - _KEY_WINDOW), start)
             if one is not None:  # InternLM's `grad_norm={'0_default': 61.58}`: the one entry is the value
