@@ -69,6 +69,7 @@ def test_a_bars_total_loss_in_its_description_is_the_loss() -> None:
 
 
 def test_a_tab_separated_table_of_losses_without_a_step_column_is_read_row_by_row() -> None:
+    """...in a source that numbers no steps; beside step lines its rows are summaries no step takes."""
     # PGNet's committed train log: a header of losses, then one row of numbers per report
     got = _steps(
         [
@@ -81,6 +82,19 @@ def test_a_tab_separated_table_of_losses_without_a_step_column_is_read_row_by_ro
         (None, 46.604204, 9.220934),
         (None, 41.765572, 8.267207),
     ]
+
+
+def test_a_table_without_a_step_column_beside_step_lines_gives_no_steps() -> None:
+    got = _steps(
+        [
+            "step 100 loss 0.52 lr 1e-4",
+            "step 200 loss 0.50 lr 1e-4",
+            "train loss\tval loss\tval acc",
+            "0.91\t0.61\t0.8",
+            "step 300 loss 0.49 lr 1e-4",
+        ]
+    )
+    assert [step for step, _m in got] == [100, 200, 300]
 
 
 def test_aligned_text_without_a_step_column_or_a_loss_is_no_table() -> None:
@@ -108,18 +122,31 @@ def test_u2net_ite_is_the_step_and_irn_imps_are_images_per_second() -> None:
 
 def test_a_save_to_the_same_place_after_more_steps_is_another_checkpoint() -> None:
     # karpathy/llama2.c issue #461: `saving checkpoint to out` at every evaluation
-    records = feed(
+    steps = [f"{n} | loss 5.6 | lr 4.996e-05 | 9800.58ms | mfu 0.19%" for n in range(490, 610, 10)]
+    records = feed([*steps[:2], "saving checkpoint to out", *steps[2:11], "saving checkpoint to out", steps[11]])
+    assert [e.step for e in events(records, "checkpoint")] == [500, 590]
+    # each rank's line of one save, and `Saving` / `Saved` around a step line, stay one save
+    ranks = feed(
         [
-            "490 | loss 5.6211 | lr 4.997e-05 | 9800.58ms | mfu 0.19%",
-            "500 | loss 5.6119 | lr 4.996e-05 | 9800.58ms | mfu 0.19%",
-            "saving checkpoint to out",
-            "510 | loss 5.6021 | lr 4.995e-05 | 9717.10ms | mfu 0.19%",
-            "520 | loss 5.5990 | lr 4.994e-05 | 9717.10ms | mfu 0.19%",
-            "saving checkpoint to out",
-            "530 | loss 5.5272 | lr 4.993e-05 | 9717.10ms | mfu 0.19%",
+            "[rank0]: step 99 | loss 0.5",
+            "[rank0]: step 100 | loss 0.52",
+            "[rank1]: step 100 | loss 0.52",
+            "[rank0]: saving checkpoint to out",
+            "[rank0]: step 101 | loss 0.5",
+            "[rank1]: saving checkpoint to out",
         ]
     )
-    assert [e.step for e in events(records, "checkpoint")] == [500, 520]
+    assert len(events(ranks, "checkpoint")) == 1
+    pair = feed(
+        [
+            "step 100 loss 0.5",
+            "step 200 loss 0.4",
+            "Saving checkpoint to ./ckpt/latest.pt ...",
+            "step 300 loss 0.3",
+            "Saved checkpoint to ./ckpt/latest.pt",
+        ]
+    )
+    assert len(events(pair, "checkpoint")) == 1
 
 
 def test_a_deepspeed_overflow_line_cut_by_a_hard_wrap_is_still_an_overflow() -> None:

@@ -246,6 +246,25 @@ def test_a_column_read_from_block_summaries_is_the_column_read_from_its_points(n
                 assert read.counts == plain.counts
 
 
+@pytest.mark.parametrize("positive_only", [False, True])
+def test_columns_of_many_clean_blocks_with_ties_everywhere_read_as_from_their_points(positive_only: bool) -> None:
+    """Long clean series of few distinct values (ties in every block, 0.0 beside -0.0): each column
+    spans many blocks, and the first of equal values is found in the first block that holds it."""
+    rng = random.Random(5)
+    for n in (20_000, 33_333):
+        values = [rng.choice([1.0, 2.0, 2.0, 3.0, 0.0, -0.0, 0.5]) for _ in range(n)]
+        series = Series(capacity=1 << 17)
+        series.extend(array("d", range(n)), array("d", values), array("d", [math.nan]) * n)
+        blocks = series.blocks()
+        for columns in (7, 60, 113):
+            plain = downsample(series.steps, series.values, columns, positive_only)
+            read = downsample(series.steps, series.values, columns, positive_only, blocks=blocks)
+            assert read.env_x == plain.env_x and read.counts == plain.counts
+            assert [math.copysign(1, v) * v for v in read.env_y] == [math.copysign(1, v) * v for v in plain.env_y]
+            assert [math.copysign(1, v) for v in read.env_y] == [math.copysign(1, v) for v in plain.env_y]
+            assert _close(read.mean_y, plain.mean_y)
+
+
 def test_block_summaries_follow_a_series_that_grows_and_compacts() -> None:
     """Blocks are summarized as the series grows and summarized again after a compaction moves
     its points: a chart asking now and then reads what it would read from the points."""
@@ -267,12 +286,20 @@ def test_a_dashboard_chart_reads_the_store_series_through_its_blocks() -> None:
     """The copies a chart takes of a whole series carry its block summaries; a zoom to the last
     points (a slice the blocks do not line up with) and the wall-time axis carry none."""
     store = Store()
-    for i in range(3000):
+    for i in range(30_000):
         store.add(Step("a.log", 0, i, None, i + 1, {"loss": 2.0 + math.sin(i / 40)}))
     traces, _ = chart_traces(store, "loss", last_n=None, wall_time=False)
-    assert traces[0].blocks is not None and len(traces[0].blocks.lo) == 3000 // traces[0].blocks.size
+    assert traces[0].blocks is not None and len(traces[0].blocks.lo) == 30_000 // traces[0].blocks.size
+    used = downsample(traces[0].xs, traces[0].ys, 90, blocks=traces[0].blocks)
+    assert used.env_y == downsample(traces[0].xs, traces[0].ys, 90).env_y
     zoomed, _ = chart_traces(store, "loss", last_n=500, wall_time=False)
     assert zoomed[0].blocks is None
+    timed = Store()
+    for i in range(3000):
+        stamp = f"2024-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}"
+        timed.add(Step("a.log", 0, i, stamp, i + 1, {"loss": 2.0 + math.sin(i / 40)}))
+    by_time, used = chart_traces(timed, "loss", last_n=None, wall_time=True)
+    assert used and by_time[0].blocks is None  # (the wall-time axis keeps the points that have a time)
     whole = render_chart(traces, 100, 20, name="loss", options=ChartOptions())
     traces[0].blocks = None
     assert render_chart(traces, 100, 20, name="loss", options=ChartOptions()).plain == whole.plain

@@ -113,6 +113,7 @@ _ASIDE = re.compile(r"\s*\([^()]*\)")
 # (`Total Steps: 5000` stays a counter: the run's global step, in RL.)
 # An upper-case word that may name a loss before it (`KL`, `CE`, `L1`, `MSE`, `GAN`), not a level (`INFO`).
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,2}")
+_STEP_PART = re.compile(r"^(?:data|fwd|bwd|forward|backward|optim|optimizer|compute|comm)_(?:time_)?s$")
 _TOTAL_OF = re.compile(r"\btotal[ _](?:time|loss)\W{0,3}\Z", re.I)
 # What a time over N steps is not: an average's (`mean step time (100 steps)`), an ETA's, an evaluation's,
 # a data wait's, a time per something (`time/iter (100 iters)`).
@@ -444,6 +445,9 @@ _DATE_REST = re.compile(r"-\d{1,2}-\d{1,2}(?!\d)")
 _EVAL_ZH = re.compile("测试|验证")  # test, validation
 # What an evaluation line prints that is not the evaluation's own figure: the run's state.
 _NOT_EVALUATED = frozenset(("lr", "epoch", "total_steps", "loss_scale"))
+# (an evaluation line named by its eval loss: the machine's figures stay theirs, a training figure too)
+_NOT_EVALUATED_HERE = _NOT_EVALUATED | {"mem_gib", "max_mem_gib", "reserved_mem_gib", "grad_norm"}
+_SET_PREFIX = re.compile(r"^(?:val|valid|validation|test|dev)_(?=.)")
 _TIME_DATA = re.compile(r"\btime \(data\): (\d+\.?\d*) \((\d+\.?\d*)\)")
 _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
@@ -836,6 +840,9 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault(*got)
     if not metrics and step is None and epoch is None:
         return None
+    if "total_time_s" in metrics and "step_time_s" not in metrics and any(map(_STEP_PART.search, metrics)):
+        # `data time 0.01s | total time 0.35s`: a total beside the parts of one step is the step's time
+        metrics["step_time_s"] = metrics.pop("total_time_s")
     settle_weak(metrics, listed)
     if step is not None or inner is not None or epoch is not None:
         settle_sole_loss(metrics, listed)
@@ -854,8 +861,9 @@ def read_fields(text: str) -> Reading | None:
         # `| Eval   2 at step  8000 | time: 2484.77s | valid loss  7.39 | valid ppl 1616.1`: the
         # evaluation's time and figures, not a step's; its own count (`Eval 2`) is no figure
         metrics.pop(head.group(0).strip(" \t[(|*=-").lower(), None)
-        for name in [n for n in metrics if not n.startswith("eval_") and n not in _NOT_EVALUATED]:
-            metrics[f"eval_{name}"] = metrics.pop(name)
+        for name in [n for n in metrics if not n.startswith(("eval_", "train_")) and n not in _NOT_EVALUATED_HERE]:
+            own = _SET_PREFIX.sub("", name)  # (`valid ppl` is the evaluation's `eval_ppl`, not `eval_valid_ppl`)
+            metrics[f"eval_{own}"] = metrics.pop(name)
     if step is not None and "loss" not in metrics and EVAL_WORD.search(text, lo, lo + 40):
         evaluating = True
     return Reading(

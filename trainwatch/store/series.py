@@ -79,12 +79,18 @@ class Series:
         self.steps, self.values, self.times = new_steps, new_values, new_times
         self.compactions += 1
 
-    def blocks(self) -> Blocks:
-        """The block summaries of the values (`trainwatch.store.blocks`), brought up to date."""
+    def block_summary(self) -> BlockSummary:
+        """The block summary of the values since the last compaction (`trainwatch.store.blocks`):
+        brought up to date by its `update` with these values or a copy of them (one reader only:
+        the UI thread, which may do it after releasing the store's lock)."""
         b = self._blocks
         if b is None or b.compactions != self.compactions:
             b = self._blocks = BlockSummary(self.compactions)
-        return b.update(self.values)
+        return b
+
+    def blocks(self) -> Blocks:
+        """The block summaries of the values, brought up to date."""
+        return self.block_summary().update(self.values)
 
     @property
     def last(self) -> float | None:

@@ -97,11 +97,15 @@ def _save_id(path: str) -> str | None:
     return f"{head}/{int(n.group(0))}" if n else path  # (the number, not its padding)
 
 
+# Lines between two saves to the same place for the second to be another save.
+_APART = 8
+
+
 class Checkpoints:
     """Reads the checkpoint saves of one source."""
 
     def __init__(self) -> None:
-        self._last_checkpoint: tuple[str | None, int | None] | None = None
+        self._last_checkpoint: tuple[str | None, int | None, int] | None = None  # (save, step, line)
         self._megatron_saving: str | None = None
 
     def line(self, body: str, line: Line, out: Emitter) -> bool:
@@ -127,13 +131,16 @@ class Checkpoints:
                 if groups.get("iteration"):
                     self._megatron_saving = groups["iteration"]
                     data["iteration"] = int(groups["iteration"])
-                # A save to the same place after more steps is another save (llama2.c's `saving
-                # checkpoint to out` at every evaluation), unless the step is in its name
+                # A save to the same place after more steps, well after the last, is another save
+                # (llama2.c's `saving checkpoint to out` at every evaluation); each rank's line of
+                # one save, or `Saving ...` / `Saved ...` around a step line, stay one
                 save_id = _save_id(path)
-                same_save = (save_id, None if save_id != path else out.last_step())
-                if save_id is not None and same_save == self._last_checkpoint:
-                    return True  # another shard of the same DeepSpeed save
-                self._last_checkpoint = same_save
+                last = self._last_checkpoint
+                if save_id is not None and last is not None and save_id == last[0]:
+                    moved = save_id == path and out.last_step() != last[1] and line.no - last[2] >= _APART
+                    if not moved:
+                        return True  # another shard or rank's line of the same save
+                self._last_checkpoint = (save_id, out.last_step(), line.no)
             at = _CKPT_STEP.match(body)
             step = int(at.group(1)) if at else int(groups["iteration"]) if groups.get("iteration") else None
             out.event("checkpoint", "info", body, data, line=line.no, step=step)

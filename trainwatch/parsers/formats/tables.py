@@ -396,9 +396,11 @@ class HeaderTableParser(Parser):
         return True
 
     def _unnumbered_row(self, header: list[str], cells: list[str], out: Emitter) -> bool:
-        """A row of a table without a step column: every cell a number, a report of no known step."""
+        """A row of a table without a step column: every cell a number, a report of no known step,
+        in a source that numbers none (beside step lines, such rows are a summary: an epoch's averages,
+        a final cross-validation, which no step of the run's series should take)."""
         values = [parse_number(c) for c in cells]
-        if any(v is None for v in values):
+        if any(v is None for v in values) or out.last_step() is not None:
             return False
         metrics: dict[str, float] = {}
         for name, value in zip(header, values, strict=True):

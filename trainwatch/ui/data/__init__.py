@@ -5,7 +5,15 @@ Copies are taken under `store.lock`; everything after that works on the copies."
 
 from __future__ import annotations
 
-from trainwatch.ui.data.charts import OVERLAID, Trace, chart_traces, chart_version, restart_index, series_restart
+from trainwatch.ui.data.charts import (
+    MAX_RANK_LINES,
+    OVERLAID,
+    Trace,
+    chart_traces,
+    chart_version,
+    restart_index,
+    series_restart,
+)
 from trainwatch.ui.data.events import events_copy
 from trainwatch.ui.data.labels import (
     DEFAULT_CHARTS,
@@ -21,7 +29,6 @@ from trainwatch.ui.data.labels import (
 from trainwatch.ui.data.phases import PhaseRow, phase_rows
 from trainwatch.ui.data.ranks import RankRow, rank_rows, ranks_by_host
 from trainwatch.ui.data.reduce import (
-    MAX_RANK_LINES,
     Band,
     Buckets,
     band_outliers,

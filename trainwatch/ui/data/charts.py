@@ -31,6 +31,12 @@ class Trace:
     blocks: Blocks | None = None
 
 
+# Charts draw each rank as its own line up to this many ranks; beyond it (a 32-node job's 256
+# per-rank files) one line per rank is an unreadable smear that costs plotext seconds: the
+# chart shows the ranks as a band instead (`rank_band`) plus the ranks furthest out.
+MAX_RANK_LINES = 8
+
+
 RESTART_CHUNK = 4096
 
 
@@ -93,7 +99,10 @@ def chart_traces(
     Returns (traces, wall_time_used)."""
     with store.lock:
         copies = []
-        for drawn in (name, *(OVERLAID.get(name, ()) if overlaid else ())):
+        drawn_names = (name, *(OVERLAID.get(name, ()) if overlaid else ()))
+        # Block summaries only for a chart drawing each rank as a line (a band of many ranks reads none)
+        lines = sum(len(store.series_for(drawn)) for drawn in drawn_names) <= MAX_RANK_LINES
+        for drawn in drawn_names:
             found = store.series_for(drawn)
             hosts = many_hosts(found)
             many = needs_source(found, hosts)
@@ -106,18 +115,21 @@ def chart_traces(
                 label = rank_label(key, many, hosts)
                 if drawn != name:  # the evaluation loss on the loss chart
                     label = f"{title_for(drawn)} {label}".strip()
-                blocks = s.blocks() if first == 0 else None  # (a slice's blocks would not line up)
-                copies.append((label, s.steps[sl], s.values[sl], s.times[sl], restart, blocks))
+                # (a slice's blocks would not line up; the summary is brought up to date from the
+                # copy, after the lock: summarizing a new series is ms the ingest thread must not wait)
+                summary = s.block_summary() if first == 0 and lines else None
+                copies.append((label, s.steps[sl], s.values[sl], s.times[sl], restart, summary))
     use_time = wall_time and any(_finite_count(t) >= 2 for _, _, _, t, _, _ in copies)
     traces: list[Trace] = []
-    for label, steps, values, times, restart, blocks in copies:
+    for label, steps, values, times, restart, summary in copies:
+        blocks = None
         if use_time:
             keep = [i for i, t in enumerate(times) if not math.isnan(t)]
             xs = array("d", (times[i] for i in keep))
             ys = array("d", (values[i] for i in keep))
-            blocks = None
         else:
             xs, ys = steps, values
+            blocks = summary.update(values) if summary is not None else None
         traces.append(Trace(label, xs, ys, restart, blocks))
     return traces, use_time
 

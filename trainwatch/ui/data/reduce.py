@@ -192,12 +192,6 @@ def _first_at(raw: bytes, value: float) -> int:
     return at // 8 if at > 0 else 0
 
 
-# Charts draw each rank as its own line up to this many ranks; beyond it (a 32-node job's 256
-# per-rank files) one line per rank is an unreadable smear that costs plotext seconds: the
-# chart shows the ranks as a band instead (`rank_band`) plus the ranks furthest out.
-MAX_RANK_LINES = 8
-
-
 @dataclass
 class Band:
     """Every rank of a metric per screen column: the lowest and highest value any rank had there
