@@ -519,6 +519,19 @@ def _namespaced(label: str) -> str | None:
     return leaf if leaf in STEP_TIME_KEYS or leaf in DATA_TIME_KEYS else None
 
 
+_SCHEDULED_LR = re.compile(r"\s*(\w[\w ]*?)\s*\([A-Za-z]\w*\)\s*")
+_RATES = frozenset({"samples_per_s", "tokens_per_s", "it_per_s", "samples_per_s_per_gpu", "tokens_per_s_per_gpu"})
+
+
+def _windowed(key: str) -> str | None:
+    """A rate over the logging interval is the rate (PaddleNLP's `interval_samples_per_second`)."""
+    if not key.startswith("interval_"):
+        return None
+    rest = key[len("interval_") :]
+    name = SYNONYMS.get(rest) or CANONICAL.get(rest)
+    return name if name in _RATES else None
+
+
 @lru_cache(maxsize=8192)
 def field_name(label: str, unit: str) -> str:
     """The metric name of a printed label whose value came with `unit` ("" none, "%", "s", "gib", "/s").
@@ -526,6 +539,9 @@ def field_name(label: str, unit: str) -> str:
     "" means the label does not name a metric (a file name, a process id, configuration)."""
     if _SOURCE_FILE.search(label) or not any(c.isalpha() for c in label):
         return ""
+    scheduled = _SCHEDULED_LR.fullmatch(label)
+    if scheduled is not None and field_name(scheduled.group(1), unit) == "lr":
+        return "lr"  # PaddleClas' `lr(PiecewiseDecay): 0.001`: the rate, its scheduler named beside it
     key = snake(label)
     if not key or key in NOT_METRICS:
         return ""
@@ -534,7 +550,7 @@ def field_name(label: str, unit: str) -> str:
         per = SYNONYMS.get(per) or CANONICAL.get(per) or per
         if per in CONTRACT_METRICS:
             return per
-    name = SYNONYMS.get(key) or CANONICAL.get(key) or key
+    name = SYNONYMS.get(key) or CANONICAL.get(key) or _windowed(key) or key
     if "/" in label and name not in CONTRACT_METRICS:
         name = _namespaced(label) or name
         if name in STEP_TIME_KEYS or name in DATA_TIME_KEYS:

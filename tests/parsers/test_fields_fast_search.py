@@ -191,6 +191,8 @@ def _shape_whole(text: str) -> str:
         "#", fields._SHAPE_DURATION.sub("#t", " ".join(fields._MASK.sub("#", text).split()))
     )
     shape = shape.replace("#:#:#", "#:#")
+    if shape.endswith(" *") and not shape.endswith("* *"):
+        shape = shape[:-2]
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 

@@ -295,6 +295,8 @@ def shape_of(text: str) -> str:
     shape = _SHAPE_SCALE.sub("#", _SHAPE_DURATION.sub("#t", " ".join(mask.sub("#", text).split())))
     if "#:#:#" in shape:  # a clock with its hours, or without them (`[00:04/1:05:18]`, then `[00:15/04:48]`)
         shape = shape.replace("#:#:#", "#:#")
+    if shape.endswith(" *") and not shape.endswith("* *"):
+        shape = shape[:-2]  # `Time: 0:30:31 *`: a loop's mark of its best evaluation so far
     return shape.replace("( #", "(#").replace("[ #", "[#") if "( #" in shape or "[ #" in shape else shape
 
 
@@ -439,7 +441,9 @@ def named_value(key: str, value: float) -> tuple[str, float] | None:
 
 
 _EVAL_HEAD = re.compile(
-    r"[\s\[(|*=-]*(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing)\b(?![-_])", re.I
+    r"[\s\[(|*=-]*(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing"
+    r"|dev(?=\s*[:|\]-]|\s+(?:set|loss)\b))\b(?![-_])",  # (`Dev: loss: 0.65`, not a device's `dev 0`)
+    re.I,
 )
 _DATE_REST = re.compile(r"-\d{1,2}-\d{1,2}(?!\d)")
 _EVAL_ZH = re.compile("测试|验证")  # test, validation
@@ -582,6 +586,9 @@ def _counter_kind(key: str) -> str | None:
     """ "step", "batch" or "epoch" when the label (or its last word) names a counter, else None."""
     head, _, tail = key.partition("/")
     words = key.split(" ")
+    if len(words) > 1 and words[-1] in _CJK_COUNT:
+        words = words[:-1]  # `Batch 个数 50`, `迭代 次数`: the count of batches is the batch counter
+        key = " ".join(words)
     if len(words) > 1 and not _MEASURES.isdisjoint(w.lower() for w in words[:-1]):
         return None  # `fps step: 3574` (rl_games), `time per step`: a measure of steps, not their count
     labels = (words[-1], key, head) if "step" in tail else (words[-1], key)
@@ -596,6 +603,7 @@ def _counter_kind(key: str) -> str | None:
     return None
 
 
+_CJK_COUNT = frozenset({"个数", "次数", "数"})  # "count (of)", "number of times"
 _GLOBAL_COUNTERS = frozenset(
     {"global_step", "globalstep", "global_steps", "trainer_global_step", "train_global_step", "global_iteration"}
     | {"acc_iter"}
@@ -609,6 +617,13 @@ _GLOBAL_COUNTERS = frozenset(
 # time (not `time`, which is as often the time since the start, nor `eta`).
 _CLOCK_DURATION = re.compile(r"(\d{1,3}):([0-5]\d):([0-5]\d(?:\.\d{1,9})?)(?![\d:])")
 _CLOCK_STEP_TIME = STEP_TIME_KEYS - {"time"}
+# A banner's sizes (HF / PaddleNLP trainers, accelerate scripts): how many steps a phase will take, not
+# the step it is at (`Total Steps: 5000`, with no phase named, stays a counter: the run's step, in RL).
+_PLANNED_STEPS = re.compile(
+    r"\b(?:(?:total|max|maximum)[ ]+(?:optimization|prediction|predict|evaluation|eval|validation|test|warmup|decay)"
+    r"|(?:num|number[ ]+of)[ ]+\w+)[ ]+steps\W{0,3}\Z",
+    re.I,
+)
 _RUN_WIDE = re.compile(r"(?:total|global|overall)_(?:step|steps|iter|iters|iteration|iterations)$")
 _RUN_WIDE_BEFORE = re.compile(r"(?:[Tt]otal|TOTAL|[Gg]lobal|GLOBAL|[Oo]verall)[ _]$")
 
@@ -738,6 +753,8 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault(got[0], got[1])
             continue
         kind = _counter_kind(key)
+        if kind == "step" and _PLANNED_STEPS.search(window):
+            continue  # `Total optimization steps = 1000`, `Total prediction steps = 192`: a size, not a counter
         if kind is None and key.lower() in _PHASE_LABELS and _BATCH_AFTER.match(text, end):
             kind = "epoch"  # timm: `Train: 3 [ 350/5004 (7%)]`, the epoch before its batch counter
         if kind is not None:

@@ -33,6 +33,18 @@ _FINISHED = (
             r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b)\s*[.!]*(?:\s|$)"
         ),
     ),
+    # PyTorch's fine-tuning tutorial, copied into many loops: `Training complete in 2m 30s`, and with the
+    # model's name when a script trains several: `Training SqueezeNetBypass complete in 96m 21s`
+    ("tutorial", re.compile(r"^Training (?:[\w.-]+ )?complete in \d{1,9}[hms]")),
+    # A loop's early stop, said as the end: `no optimization for a long time, early stop....`,
+    # `Early stopping triggered`, `Early stopping at epoch 12` (not a patience counter or a setting)
+    (
+        "early_stop",
+        re.compile(
+            r"\b[Ee]arly[ _-]?[Ss]top(?:ping|ped)?"
+            r"(?:\s+(?:triggered|at (?:epoch|step|iter|iteration)\b)|\s*[.!]+\s*$|\s*$)"
+        ),
+    ),
     # LSF's job report after the job's output: `Successfully completed.`
     ("lsf", re.compile(r"^Successfully completed\.$")),
     # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`

@@ -449,6 +449,7 @@ class GenericParser(Parser):
             if reading.epoch is not None and reading.step is None and _EPOCH_HEADER.search(text[prefix_end(text) :]):
                 # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to
                 self._epoch_context = reading
+                return True
             elif reading.step is not None or reading.inner is not None:
                 # `--> TIME: ... -- STEP: 0/3984 -- GLOBAL_STEP: 0`: its metrics follow, one per line
                 self._header = _Header(reading, line.no, line_time(text))

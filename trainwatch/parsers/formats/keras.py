@@ -100,6 +100,7 @@ class KerasParser(Parser):
         self._epoch: int | None = None
         self._epoch_done = False
         self._last_step: int | None = None  # the runner's last_step lags while it merges
+        self._seen_bar = False
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         if escaped.CR in text:
@@ -116,10 +117,13 @@ class KerasParser(Parser):
         if m:
             self._epoch = int(m.group(1))
             self._epoch_done = False
-            return True
+            # Until a bar shows this is fit(), the header is also offered on: a loop printing `Epoch 42/49`
+            # and then `train Loss: 0.2172` (PyTorch's fine-tuning tutorial) reports that epoch.
+            return self._seen_bar
         m = _K3.match(text) or _K2.match(text) or _K2_V2.match(text)
         if m is None:
             return False
+        self._seen_bar = True
         n, total = int(m.group("n")), int(m.group("total"))
         if total <= 0 or n > total:
             return False
