@@ -362,7 +362,7 @@ WEAK_SYNONYMS: dict[str, str] = {
 
 # (`Iter Mean Loss 0.52`, `batch_avg_loss`, `running_avg_loss`: what the average is over, first)
 _AVERAGED_LOSS = re.compile(
-    r"^(?:(?:iter|batch|step|running|train|training)_)?(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_so_far|_avg)?$"
+    r"^(?:(?:iter|batch|step|epoch|running|train|training)_)?(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_so_far|_avg)?$"
 )
 _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
 # An evaluation set's loss by its name: wav2letter's `dev-clean-loss`, `valid_0_loss`, `test-other-loss`.

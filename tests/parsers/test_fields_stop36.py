@@ -136,3 +136,161 @@ def test_the_tutorials_end_and_an_early_stop_finish_the_run(line: str) -> None:
 def test_an_early_stop_setting_or_counter_is_no_end(line: str) -> None:
     recs = feed(["epoch 1 loss 0.5", "epoch 2 loss 0.4", line])
     assert events(recs, "finished") == []
+
+
+# ----------------------------------------------------------------- set L (LLM tools, vision, science loops)
+
+
+def test_a_bar_postfix_written_as_text_and_a_run_name_holding_test() -> None:
+    # ostris/ai-toolkit: `set_postfix_str`, and a run named `lokr-test-2` (not an evaluation bar)
+    got = _steps(
+        [
+            "lokr-test-2:  10%|9         | 299/3000 [10:44<1:37:05,  2.16s/it, lr: 2.0e-04 loss: 5.226e-01]",
+            "Saving at step 300",
+            "lokr-test-2:  20%|#9        | 599/3000 [19:45<1:03:24,  1.58s/it, lr: 2.0e-04 loss: 6.736e-01]",
+        ]
+    )
+    assert got == [
+        (299, {"lr": 0.0002, "loss": 0.5226, "step_time_s": 2.16, "total_steps": 3000.0}),
+        (599, {"lr": 0.0002, "loss": 0.6736, "step_time_s": 1.58, "total_steps": 3000.0}),
+    ]
+    evaluation = _steps(["Validation DataLoader 0:  50%|#####     | 5/10 [00:01<00:01,  4.00it/s]"] * 2)
+    assert evaluation == []
+
+
+def test_a_bar_of_steps_under_an_epoch_counts_the_runs_steps() -> None:
+    # bghira/SimpleTuner: `Epoch 11/100, Steps:  20%|...| 4680/22900`, one bar for the whole run
+    got = _steps(
+        [
+            "Epoch 11/100, Steps:  20%|#####     | 4680/22900 [6:56:13<39:34:26,  7.82s/it, lr=1.5e-6, step_loss=0.157]",
+            "Epoch 12/100, Steps:  22%|#####     | 5040/22900 [7:37:48<27:18:55,  5.51s/it, lr=1.5e-6, step_loss=0.147]",
+        ]
+    )
+    assert [(s, m["epoch"], m["loss"], m["total_steps"]) for s, m in got] == [
+        (4680, 11.0, 0.157, 22900.0),
+        (5040, 12.0, 0.147, 22900.0),
+    ]
+
+
+def test_the_training_bar_is_known_when_training_goes_on_after_an_evaluation() -> None:
+    # OpenBMB/MiniCPM's fine-tuning notebook: HF dicts, the training bar at 500/1000, the evaluation's bar,
+    # its dict, then training dicts again
+    bar = "|##########| {n}/{m} [00:10<00:10,  {r}]"
+    got = _steps(
+        [
+            "{'loss': 0.3512, 'grad_norm': 3.28, 'learning_rate': 3e-05, 'epoch': 0.58}",
+            " 50%" + bar.format(n=500, m=1000, r="1.20s/it") + "***** Running Evaluation *****",
+            "  Num examples = 3000",
+            " 50%" + bar.format(n=12, m=24, r="1.11it/s"),
+            "{'eval_loss': 0.4814, 'eval_runtime': 23.5, 'epoch': 0.63}",
+            "{'loss': 0.4598, 'grad_norm': 6.53, 'learning_rate': 2.72e-05, 'epoch': 0.65}",
+        ]
+    )
+    assert (500, {"total_steps": 1000.0, "step_time_s": 1.2}) in got
+
+
+def test_a_sticky_cuda_error_outside_a_traceback_is_a_crash() -> None:
+    # ostris/ai-toolkit issue: the job runner's message glued after the last bar frame
+    recs = feed(
+        [
+            "run:   3%|#         | 1021/30000 [02:42<62:16:05,  7.74s/it, lr: 1.5e-04 loss: 4.073e+00]"
+            "Error running job: CUDA error: an illegal memory access was encountered",
+        ]
+    )
+    (crash,) = events(recs, "crash")
+    assert crash.data["error"] == "an illegal memory access was encountered"
+    assert [s.step for s in steps(recs)] == [1021]
+    oom = feed(["step 1 loss 2.0", "RuntimeError: CUDA error: out of memory"])
+    assert events(oom, "crash") == [] and len(events(oom, "oom")) == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Saving checkpoint/run1/model-1000",  # gpt-2-simple (TF's saver prefix)
+        "2024-05-24 19:32:05 (UTC) - 0:33:53 - checkpointing - INFO - Done dumping checkpoint in /ckpt/checkpoint_000100/consolidated",
+        "2025-08-18 23:11:37,949 [INFO] 保存模型到 ./qwen_finetuned/30",  # "save the model to"
+    ],
+)
+def test_saves_said_in_other_words_are_checkpoints(line: str) -> None:
+    assert len(events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "checkpoint")) == 1
+
+
+def test_the_end_and_a_save_on_one_line_are_both_read() -> None:
+    recs = feed(["step 1 loss 2.0", "step 2 loss 1.9", "✅ 训练完成! 保存模型到 ./qwen_finetuned/30"])
+    assert len(events(recs, "finished")) == 1 and len(events(recs, "checkpoint")) == 1
+    assert events(feed(["step 1 loss 2.0", "训练 100 步 loss 1.9"]), "finished") == []
+
+
+def test_markdown_bold_around_a_number_is_read_through() -> None:
+    # open-mmlab/mmdetection issue: a reporter bolded `loss: nan` inside the pasted line
+    line = (
+        "2021-08-18 19:37:12,902 - mmdet - INFO - Epoch [1][150/5808]\tlr: 1.000e-02, eta: 4:46:48, time: 0.736, "
+        "data_time: 0.020, memory: 8104, loss_cls: 0.4035, acc: 92.77**39, loss_bbox: nan, loss: nan**"
+    )
+    recs = feed([line])
+    (s,) = steps(recs)
+    assert s.metrics["acc"] == 92.7739
+    assert [e.data["metric"] for e in events(recs, "nan")] == ["loss"]
+    banner = feed(["***** Running training *****", "step 1 loss 2.0", "step 2 loss 1.9"])
+    assert len(steps(banner)) == 2
+
+
+def test_a_nan_term_of_a_loss_with_no_total_is_a_nan_event() -> None:
+    # HRDA on mmsegmentation: the line prints the loss's terms only
+    line = (
+        "2022-11-02 14:45:20,867 - mmseg - INFO - Iter [21450/40000]\tlr: 2.783e-05, eta: 1 day, 15:14:15, "
+        "time: 3.936, data_time: 0.018, memory: 12106, decode.loss_seg: 0.1926, src.loss_imnet_feat_dist: nan"
+    )
+    (nan,) = events(feed([line]), "nan")
+    assert nan.step == 21450 and nan.data == {"metric": "src_loss_imnet_feat_dist"}
+    scaled = feed(["step 1 loss 2.0 loss_scale: inf", "step 2 loss 1.9 loss_scale: 1024"])
+    assert events(scaled, "nan") == []
+
+
+def test_an_mpi_rank_tag_behind_a_platforms_stamp_gives_the_rank() -> None:
+    # a Spell run: its stamp, then OpenMPI's `[1,1]<stdout>:` tag
+    recs = feed(
+        [
+            "May 18, 2020, 11:47:13: running: [1,1]<stdout>:Train Epoch: 10 [7680/30000 (26%)]\tLoss: 0.161335",
+            "May 18, 2020, 11:47:13: running: [1,0]<stdout>:Train Epoch: 10 [7680/30000 (26%)]\tLoss: 0.127660",
+        ]
+    )
+    assert [(s.rank, s.metrics["loss"]) for s in steps(recs)] == [(1, 0.161335), (0, 0.12766)]
+
+
+def test_a_unit_word_after_a_value_is_not_the_next_label() -> None:
+    # PaddlePaddle/PaddleGAN's trainer: `batch_cost: 1.75327 sec reader_cost: 0.94611 sec ips: 0.57 images/s`
+    reading = read_fields(
+        "Epoch: 1, iters: 0 lr: 0.000200 D_A_loss: 1.595 D_B_loss: 1.887 batch_cost: 1.75327 sec "
+        "reader_cost: 0.94611 sec ips: 0.57036 images/s"
+    )
+    assert reading is not None
+    assert reading.metrics["step_time_s"] == 1.75327 and reading.metrics["data_time_s"] == 0.94611
+
+
+def test_a_counter_less_report_right_under_a_steps_line_is_that_steps() -> None:
+    # a TGN repo's epoch blocks: `epoch: N took 45.00s`, `Epoch mean loss: ...`, `val auc: ...`
+    lines = []
+    for epoch, loss in ((21, 0.31), (22, 0.297), (23, 0.308)):
+        lines += [
+            f"2023-10-25 03:02:44,881 - root - INFO - start {epoch} epoch",
+            f"2023-10-25 03:02:44,881 - root - INFO - epoch: {epoch} took 45.00s",
+            f"2023-10-25 03:02:44,881 - root - INFO - Epoch mean loss: {loss}",
+            "2023-10-25 03:02:44,881 - root - INFO - val auc: 0.97, new node val auc: 0.977",
+        ]
+    lines.append("2023-10-25 03:03:29,785 - root - INFO - No improvement over 5 epochs, stop training")
+    recs = feed(lines)
+    by_step = {s.step: s.metrics for s in steps(recs)}
+    assert by_step[22]["loss"] == 0.297 and by_step[23]["loss"] == 0.308 and by_step[23]["val_auc"] == 0.97
+    assert "start" not in by_step[22]
+    assert len(events(recs, "finished")) == 1
+    # a line of other figures (Jupyter's `%%time`) after the last step is not its report
+    timed = _steps(["epoch 1 | loss: 0.5", "epoch 2 | loss: 0.4", "CPU times: user 2min, sys: 340 ms, total: 2min"])
+    assert timed[-1] == (2, {"loss": 0.4, "epoch": 2.0})
+
+
+def test_an_epoch_and_its_batch_in_spaced_brackets() -> None:
+    reading = read_fields("[Ep]: [   1/200]  [ 834/1669]  eta: 0:28:13  loss: 7.77")
+    assert reading is not None
+    assert (reading.epoch, reading.inner, reading.inner_total) == (1.0, 834, 1669)

@@ -24,3 +24,15 @@ def strip_written_escapes(text: str) -> str:
     if "[" not in text or not any(h in text for h in _HINTS):
         return text
     return _WRITTEN_CSI.sub("", text)
+
+
+# Markdown bold a reporter put around a figure in an issue (`loss: nan**`, `acc: 92.77**39`, `**4.7581**`):
+# the number is read as it is; a banner's `***** Running training *****` touches no digit and stays.
+_BOLD_BY_NUMBER = re.compile(r"\*\*(?=[-+.]?\d|nan\b|inf\b)|(?<=\d)\*\*|(?<=nan)\*\*|(?<=inf)\*\*")
+
+
+def strip_bold_numbers(text: str) -> str:
+    """`text` without the markdown bold marks beside its numbers (the same object when there are none)."""
+    if "**" not in text:
+        return text
+    return _BOLD_BY_NUMBER.sub("", text)

@@ -560,6 +560,8 @@ def label_of(window: str) -> str | None:
             prev = rest[: w.start()]
             if prev and not prev[-1].isspace() and prev[-1] not in "|,;[({":
                 break
+            if word.lower() in _TIME_UNITS and prev.rstrip(" ")[-1:].isdigit():
+                break  # PaddleGAN's `batch_cost: 1.75 sec reader_cost: 0.94 sec`: the value before's unit
             words.insert(0, w.group(0))
             rest = prev
     return " ".join(words)
@@ -807,7 +809,7 @@ def read_fields(text: str) -> Reading | None:
         lead = _LEADING_COUNTER.match(text, lo)
         if lead is not None:
             step = int(lead.group("n") or lead.group("b") or lead.group("c"))
-    if step is None and inner is None and epoch is None and "][" in text:
+    if step is None and inner is None and epoch is None and ("][" in text or "] [" in text or "]  [" in text):
         pair = _EPOCH_BATCH.search(text, lo)
         if (
             pair is not None

@@ -27,6 +27,8 @@ _PREFIX = re.compile(
     r"^[ \t]{0,8}(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\]"
     r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:|\[rank:? {1,2}(\d{1,9})(?!\d)\](?= ))\s?"
 )
+_MPI_TAG = re.compile(r"\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:\s?")
+_TAG_WITHIN = 96
 # `srun -l` / `srun --label`: "3: " (task id, right-aligned when there are >= 10 tasks).
 _SRUN_LABEL = re.compile(r"^ *(\d{1,5}): ")
 # pdsh (DeepSpeed's multi-node launcher) prefixes every line with "<host>: ", e.g.
@@ -97,9 +99,14 @@ def split_prefix(text: str) -> tuple[int | None, str]:
     rank: int | None = None
     for _ in range(3):
         m = _PREFIX.match(text)
+        if not m and text.find(">:", 0, _TAG_WITHIN) > 0:
+            # OpenMPI's tag behind a platform's own stamp (Spell: `May 18, 2020, 11:47:13: running: [1,1]<stdout>:`)
+            m = _MPI_TAG.search(text, 0, _TAG_WITHIN)
+            if m is not None and (text[m.start() - 1 : m.start()] != " " or "]" in text[: m.start()]):
+                m = None  # (a tag glued after a tqdm bar is the next line's, not this one's prefix)
         if not m:
             break
-        found = int(m.group(1) or m.group(2) or m.group(3) or m.group(4))
+        found = int(next(g for g in m.groups() if g))
         if rank is None or not text.startswith("[default"):
             rank = found
         text = text[m.end() :]

@@ -41,6 +41,8 @@ class Bar:
     unit: str  # what the bar counts, from its rate: "it" (tqdm's default), "examples", "MB", "batch"
     start: int  # match span in the text (what is glued after the bar starts at `end`)
     end: int
+    # postfix text that is no `key=value` (`set_postfix_str`): ai-toolkit's `lr: 2.0e-04 loss: 5.226e-01`
+    postfix_text: tuple[str, ...] = ()
 
 
 def _clock_s(text: str) -> float | None:
@@ -75,6 +77,7 @@ def find_bar(text: str, *, open_total: bool = False) -> Bar | None:
     seconds_per_it: float | None = None
     unit = "it"
     postfix: list[tuple[str, str]] = []
+    postfix_text: list[str] = []
     for i, part in enumerate(parts[1:]):
         if i == 0:
             rate = parse_rate(part)
@@ -94,6 +97,8 @@ def find_bar(text: str, *, open_total: bool = False) -> Bar | None:
         key, eq, value = part.partition("=")
         if eq and key.strip():
             postfix.append((key.strip(), value.strip()))
+        elif ":" in part:
+            postfix_text.append(part)
     desc = text[: m.start()].rstrip()
     if desc.endswith(":"):
         desc = desc[:-1]
@@ -108,6 +113,7 @@ def find_bar(text: str, *, open_total: bool = False) -> Bar | None:
         unit=unit,
         start=m.start(),
         end=m.end(),
+        postfix_text=tuple(postfix_text),
     )
 
 

@@ -42,13 +42,15 @@ _CKPT_PATTERNS = (
     # adapters.npz` (MLX), `saving checkpoint: K:/model.safetensors` (kohya), `save model in ./output`
     # (PaddleOCR), `Saving LoRA weights to 'out/...'` (LitGPT), `saving model` alone (minGPT).
     re.compile(
-        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
+        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING)|[Dd]ump(?:ed|ing))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
         r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state|optimizer|[Gg]aussians)s?"
         r"(?:\s+(?:parameters|params|state|weights))?\b"
         r"(?:\s+for\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
         r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step|iter|iteration)\b.*"
         r"|\s*\.{0,3}\s*(?:\[[\d/:. -]{5,30}\])?\s*$)"  # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`)
     ),
+    # Chinese loops: `保存模型到 ./out/30` (save the model to), `模型已保存至 ...` (the model has been saved to)
+    re.compile(r"保存(?:模型|权重|检查点|checkpoint)\s*(?:到|至|于|在)?\s*[:：]?\s*(?P<path6>[^\s，,]+)?|模型已?保存"),
     # PyTorch-BigGraph: `Writing the checkpoint...` (after `checkpointing global state`)
     re.compile(r"\b(?:[Ww]riting|[Ww]rote) (?:the |a )?checkpoint\b(?! (?:config|metadata))"),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
@@ -57,7 +59,8 @@ _CKPT_PATTERNS = (
     # TF's `Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1` is above; a bare file:
     # `Saving ./log/2024-11-15_10-24-32/000000097.pth`
     re.compile(
-        r"^\s*[Ss]aving:? (?P<file>\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack))\s*\.{0,3}$"
+        r"^\s*[Ss]aving:? (?P<file>\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack)"
+        r"|\S*/[^/\s]*(?:model|ckpt|checkpoint)[^/\s]*)\s*\.{0,3}$"  # (TF's saver prefix: `Saving checkpoint/run1/model-1000`)
     ),
     # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers), `[Checkpoint] saved ./ckpt_step0047850.pt`
     # d3rlpy `Model parameters are saved to d3rlpy_logs/CQL/model_5000.d3`
@@ -109,7 +112,9 @@ class Checkpoints:
         self._megatron_saving: str | None = None
 
     def line(self, body: str, line: Line, out: Emitter) -> bool:
-        if not ("heckpoint" in body or "sav" in body or "Sav" in body or "SAV" in body or "saved" in body):
+        if not (
+            "heckpoint" in body or "sav" in body or "Sav" in body or "SAV" in body or "saved" in body or "保存" in body
+        ):
             return False
         m = _MEGATRON_SAVED.match(body)
         if m:

@@ -63,6 +63,7 @@ _WORKER_SEGFAULT = re.compile(r"\bUnexpected (?P<what>segmentation fault|bus err
 _LSF_TERM = re.compile(
     r"^TERM_(?P<why>RUNLIMIT|MEMLIMIT|OWNER|ADMIN|CPULIMIT|PREEMPT|REQUEUE_\w+|\w+): (?P<text>job killed.*)$"
 )
+_CUDA_ERROR = re.compile(r"\bCUDA error: (?P<what>[a-z][\w -]{3,100}?)\.?\s*$")
 _CPP_TERMINATE = re.compile(r"\bterminate called after throwing an instance of '(?P<what>[^']+)'")
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
@@ -156,6 +157,13 @@ class Failures:
             or "srun: error" in body
         ):
             if self.signal(body, line, out, rank):
+                return True
+        if "CUDA error: " in body and not _OOM.search(body):
+            m = _CUDA_ERROR.search(body)
+            if m is not None:
+                # A sticky CUDA error said outside a traceback (a job runner's `Error running job: CUDA error:
+                # an illegal memory access was encountered`): the process cannot go on (an OOM is above)
+                self.crash(body.strip(), {"exception": "CUDA error", "error": m.group("what")}, line.no, out, rank)
                 return True
         return False
 

@@ -45,6 +45,13 @@ _FINISHED = (
             r"(?:\s+(?:triggered|at (?:epoch|step|iter|iteration)\b)|\s*[.!]+\s*$|\s*$)"
         ),
     ),
+    # Chinese loops: `训练完成!` (training complete), `训练结束` (training ended)
+    ("zh", re.compile(r"训练(?:完成|结束)(?!\s*\d)")),
+    # `No improvement over 5 epochs, stop training` (a loop's own patience ran out)
+    (
+        "early_stop",
+        re.compile(r"\b(?:[Nn]o improvement|not improv\w*|did not improve)\b.{0,80}\bstop(?:ping)? training\b"),
+    ),
     # LSF's job report after the job's output: `Successfully completed.`
     ("lsf", re.compile(r"^Successfully completed\.$")),
     # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`

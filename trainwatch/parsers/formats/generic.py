@@ -30,7 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
-from trainwatch.names import settle_sole_loss
+from trainwatch.names import CONTRACT_METRICS, settle_sole_loss
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import EVAL_WORD, Reading, prefix_end, read_fields
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
@@ -143,6 +143,7 @@ class _Wrap:
     step: int
     held: _Held | None  # the line is still held (its shape not yet confirmed): the metrics join it
     tail: str = ""  # a name whose value is on the next wrapped line
+    names: frozenset[str] = frozenset()  # the figures the line reported (an emitted line's)
 
 
 @dataclass
@@ -264,14 +265,25 @@ def parse_fields(text: str) -> tuple[int, dict[str, float]] | None:
     return _step_of(reading, _Template())
 
 
+# An evaluation bar's description (`Validation DataLoader 0`, `Evaluating`, `test-clean`), not a run's name
+# that holds the word after another (ai-toolkit's `lokr-test-2: 10%|...`).
+_EVAL_DESC = re.compile(r"(?<!\w-)(?<!\w_)" + EVAL_WORD.pattern, re.I)
+
+
+# The names of a report's figures beside the contract's: a loss's or an evaluation's.
+_FIGURE = re.compile(r"loss|acc|auc|(?:^|_)ap(?:_|$)|f1|ppl|perplexity|iou|dice|map|bleu|wer|cer|score|reward|return")
+_STEPS_DESC = re.compile(r"\b(?:[Ss]teps?|STEPS?|[Gg]lobal[ _][Ss]tep)\s*\Z")
+
+
 def _bar_reading(bar: Bar) -> Reading | None:
     """A tqdm bar as a reading: its description names the epoch, its postfix holds metrics."""
-    if bar.n <= 0 or EVAL_WORD.search(bar.desc) or _SETUP_BAR.search(bar.desc):
+    if bar.n <= 0 or _EVAL_DESC.search(bar.desc) or _SETUP_BAR.search(bar.desc):
         return None
     if bar.unit.lower() in _DATA_UNITS:
         return None
     desc = read_fields(bar.desc.replace(" #", " ")) if bar.desc else None  # `Epoch #1`
-    post = read_fields(", ".join(f"{k}={v}" for k, v in bar.postfix)) if bar.postfix else None
+    parts = [f"{k}={v}" for k, v in bar.postfix] + list(bar.postfix_text)
+    post = read_fields(", ".join(parts)) if parts else None
     metrics = dict(post.metrics) if post is not None else {}
     if desc is not None:  # `epoch:1 loss:1.0085:  59%|...`: a description that carries the metrics
         for name, value in desc.metrics.items():
@@ -293,6 +305,11 @@ def _bar_reading(bar: Bar) -> Reading | None:
         if epoch is not None:
             metrics.setdefault("epoch", epoch)
         return Reading(shape, metrics, step=step, total=desc.total)
+    if epoch is not None and _STEPS_DESC.search(bar.desc):
+        # `Epoch 11/100, Steps:  20%|...| 4680/22900` (SimpleTuner, diffusers' scripts): the bar counts the
+        # run's steps, the epoch is where they are
+        metrics.setdefault("epoch", epoch)
+        return Reading(shape, metrics, step=bar.n, total=total)
     if epoch is not None and total is None:
         # `Epoch #1: 50001it [00:40, ...]`: batches of an epoch whose size is unknown, so no count
         # across epochs: the epoch is the step (its bar's last line is the epoch's report)
@@ -565,7 +582,7 @@ class GenericParser(Parser):
             template.held = []
         if template.confirmed:
             self._emit(out, step, metrics, time, line_no)
-            self._wrap = _Wrap(line_no, step, None)
+            self._wrap = _Wrap(line_no, step, None, names=frozenset(metrics))
             return True
         held = template.held
         if held and step > held[-1].step:
@@ -573,7 +590,7 @@ class GenericParser(Parser):
             template.held = []
             template.confirmed = True
             self._emit(out, step, metrics, time, line_no)
-            self._wrap = _Wrap(line_no, step, None)
+            self._wrap = _Wrap(line_no, step, None, names=frozenset(metrics))
             return True
         if held and step < held[-1].step:
             held.clear()  # the same step again (other ranks) is held with it
@@ -650,6 +667,8 @@ class GenericParser(Parser):
             if self._last_step is not None:
                 out.step(self._last_step, evals)
                 return True
+        if not counted and self._continues(reading, line_no, out):
+            return True
         if counted or self._last_step is not None or not ({"loss", "eval_loss"} & reading.metrics.keys()):
             return False
         template.uncounted_seen += 1
@@ -666,6 +685,24 @@ class GenericParser(Parser):
             out.step(None, held, time=time, line=no)
         template.uncounted = []
         self._uncounted_progress = True  # other loss lines of this source (validation) go with it
+        return True
+
+    def _continues(self, reading: Reading, line_no: int, out: Emitter) -> bool:
+        """A line of figures with no counter, right under a step's line, that names none of its figures
+        again: the rest of that step's report (DGB's `epoch: 22 took 45.00s`, then `Epoch mean loss: 0.297`,
+        then `val auc: 0.97`; DGL-KE's `1000 steps take 8.8 seconds` after its step's lines)."""
+        wrap = self._wrap
+        if wrap is None or line_no != wrap.line + 1 or wrap.tail:
+            return False
+        names = reading.metrics.keys()
+        if not all(n in CONTRACT_METRICS or _FIGURE.search(n) for n in names):
+            return False  # (`start 23 epoch`, Jupyter's `CPU times: user 2min`: no figure of a report)
+        # (not a line still held: `Resuming from epoch 5, best_acc: 0.31` then `loss: 0.50, val_loss: 0.30`)
+        if wrap.held is None and wrap.step == self._last_step and wrap.names and names.isdisjoint(wrap.names):
+            out.step(wrap.step, dict(reading.metrics))
+        else:
+            return False
+        self._wrap = replace(wrap, line=line_no, names=wrap.names | names)
         return True
 
     def _goes_on(self, step: int, reading: Reading) -> bool:

@@ -364,13 +364,22 @@ class HFTrainerParser(Parser):
     def _classify_last_bar(self, metrics: dict[str, float], summary: bool, out: Emitter) -> None:
         """A dict tells which bar was running: a training dict the training bar, an eval dict an eval bar."""
         total = self._last_total
-        if total is None or summary or self._known_total() is not None or total in self._eval_totals:
+        if total is None or summary or self._known_total() is not None:
             return
         names = [k for k in metrics if k != "epoch"]
+        training = not any(k.startswith("eval_") for k in names) and any(
+            k in ("loss", "lr", "grad_norm") for k in names
+        )
+        if total in self._eval_totals:
+            # training resumed after an evaluation's bar: the one other bar held before it was the training bar
+            others = [t for t in self._pending if t not in self._eval_totals]
+            if training and len(others) == 1:
+                self._confirm(others[0], out)
+            return
         if any(k.startswith("eval_") for k in names):
             self._eval_totals.add(total)
             self._pending.pop(total, None)
-        elif any(k in ("loss", "lr", "grad_norm") for k in names):
+        elif training:
             self._confirm(total, out)
 
     # ----------------------------------------------------------------- dicts

@@ -16,13 +16,12 @@ loss, so none is reported. The validation `all` row is reported at the last trai
 YOLOv5 prints the same table with an `obj` loss column, 0-based epochs (`0/99` is the first of
 100), so its step is `epoch x batches + i`; before v7 its header says `gpu_mem`, `labels`,
 `img_size` and its validation `Labels P R mAP@.5 mAP@.5:.95`; from v7 its bar has no rate
-(`| 1849/1849 13:15`). A NaN/inf loss column (the run diverged) is a `nan` event: there is no
-total loss for the runner to watch.
+(`| 1849/1849 13:15`). A NaN/inf loss column (the run diverged) is a `nan` event: the runner
+watches a term of the loss when no total is printed.
 """
 
 from __future__ import annotations
 
-import math
 import re
 
 from trainwatch.lines.assembler import Line
@@ -121,7 +120,6 @@ class UltralyticsParser(Parser):
         self._val_cols: list[str] | None = None
         self._last_step: int | None = None  # the runner's last_step lags while it merges
         self._first_epoch = 1  # YOLOv5 counts epochs from 0
-        self._nan_step: int | None = None
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
         m = _HEADER.match(text)
@@ -169,22 +167,8 @@ class UltralyticsParser(Parser):
             metrics["step_time_s"] = seconds_per_it
         if n > 0:
             self._last_step = (epoch - self._first_epoch) * total + n
-            out.step(self._last_step, metrics)
-            self._non_finite(metrics, out)
+            out.step(self._last_step, metrics)  # (a NaN loss column: the runner's `nan` event, once a step)
         return True
-
-    def _non_finite(self, metrics: dict[str, float], out: Emitter) -> None:
-        """The first NaN/inf loss column of a row, once per step (tqdm redraws the row); a total
-        `loss` is watched by the runner itself."""
-        if "loss" in metrics:
-            return
-        for name in self._cols or []:
-            value = metrics.get(name)
-            if value is not None and (math.isnan(value) or math.isinf(value)) and self._nan_step != self._last_step:
-                self._nan_step = self._last_step
-                message = f"{name} is {value} at epoch {int(metrics['epoch'])}"
-                out.event("nan", "error", message, {"metric": name}, step=self._last_step)
-                return
 
     def _val_row(self, values: list[str], out: Emitter) -> bool:
         cols = self._val_cols or []

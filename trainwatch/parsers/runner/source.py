@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from trainwatch.lines.assembler import Kind, Line
-from trainwatch.lines.written import strip_written_escapes
+from trainwatch.lines.written import strip_bold_numbers, strip_written_escapes
 from trainwatch.parsers.base import Parser
 from trainwatch.parsers.formats._tqdm import glued_after_bar
 from trainwatch.parsers.rank import mentioned_rank, path_attempt, path_host, path_rank
@@ -172,7 +172,9 @@ class SourceParser:
             self.stats.parser_errors += 1
 
     def _process(self, line: Line) -> None:
-        text, prefix_rank, host, launcher = self._probe.split(strip_written_escapes(line.text), self._path_host)
+        text, prefix_rank, host, launcher = self._probe.split(
+            strip_bold_numbers(strip_written_escapes(line.text)), self._path_host
+        )
         if prefix_rank is not None:
             self._ranks.note(prefix_rank)
         current = self._current = CurrentLine(line.no, text, prefix_rank, host)
