@@ -755,7 +755,7 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault(got[0], got[1])
             continue
         kind = _counter_kind(key)
-        if kind == "step" and _PLANNED_STEPS.search(window):
+        if kind == "step" and key[-5:].lower() == "steps" and _PLANNED_STEPS.search(window):
             continue  # `Total optimization steps = 1000`, `Total prediction steps = 192`: a size, not a counter
         if kind is None and key.lower() in _PHASE_LABELS and _BATCH_AFTER.match(text, end):
             kind = "epoch"  # timm: `Train: 3 [ 350/5004 (7%)]`, the epoch before its batch counter

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
@@ -143,7 +144,7 @@ class _Wrap:
     step: int
     held: _Held | None  # the line is still held (its shape not yet confirmed): the metrics join it
     tail: str = ""  # a name whose value is on the next wrapped line
-    names: frozenset[str] = frozenset()  # the figures the line reported (an emitted line's)
+    reported: Mapping[str, float] | None = None  # the figures the line reported (an emitted line's)
 
 
 @dataclass
@@ -582,7 +583,7 @@ class GenericParser(Parser):
             template.held = []
         if template.confirmed:
             self._emit(out, step, metrics, time, line_no)
-            self._wrap = _Wrap(line_no, step, None, names=frozenset(metrics))
+            self._wrap = _Wrap(line_no, step, None, reported=metrics)
             return True
         held = template.held
         if held and step > held[-1].step:
@@ -590,7 +591,7 @@ class GenericParser(Parser):
             template.held = []
             template.confirmed = True
             self._emit(out, step, metrics, time, line_no)
-            self._wrap = _Wrap(line_no, step, None, names=frozenset(metrics))
+            self._wrap = _Wrap(line_no, step, None, reported=metrics)
             return True
         if held and step < held[-1].step:
             held.clear()  # the same step again (other ranks) is held with it
@@ -698,11 +699,11 @@ class GenericParser(Parser):
         if not all(n in CONTRACT_METRICS or _FIGURE.search(n) for n in names):
             return False  # (`start 23 epoch`, Jupyter's `CPU times: user 2min`: no figure of a report)
         # (not a line still held: `Resuming from epoch 5, best_acc: 0.31` then `loss: 0.50, val_loss: 0.30`)
-        if wrap.held is None and wrap.step == self._last_step and wrap.names and names.isdisjoint(wrap.names):
-            out.step(wrap.step, dict(reading.metrics))
-        else:
+        reported = wrap.reported
+        if wrap.held is not None or wrap.step != self._last_step or not reported or not names.isdisjoint(reported):
             return False
-        self._wrap = replace(wrap, line=line_no, names=wrap.names | names)
+        out.step(wrap.step, dict(reading.metrics))
+        self._wrap = replace(wrap, line=line_no, reported={**reported, **reading.metrics})
         return True
 
     def _goes_on(self, step: int, reading: Reading) -> bool:

@@ -19,6 +19,7 @@ from trainwatch.records import Event, Record, Step
 
 # A NaN/inf in these is a `nan` event (other metrics, e.g. a ratio, may legitimately be inf).
 NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
+_INFINITE = (math.inf, -math.inf)
 _LOSS_TERM = re.compile(r"(?:^|_)loss(?:_|$)")
 # Unranked step keys remembered per segment to recognise the same line from other ranks.
 SEEN_UNRANKED_MAX = 4096
@@ -115,15 +116,19 @@ def step_records(pending: PendingStep, source: str, attempt: int) -> list[Record
             attempt=attempt,
         )
     ]
-    watched = [n for n in NAN_WATCHED if n in pending.metrics]
+    metrics = pending.metrics
+    watched = [n for n in NAN_WATCHED if n in metrics]
     if not watched:
         # No total loss printed (HRDA's `src.loss_imnet_feat_dist: nan` among its terms): a term of the loss
         # that is NaN makes the loss NaN
-        terms = pending.metrics.items()
-        watched = [n for n, v in terms if not math.isfinite(v) and _LOSS_TERM.search(n) and "loss_scale" not in n][:1]
+        watched = [
+            n
+            for n, v in metrics.items()
+            if (v != v or v in _INFINITE) and _LOSS_TERM.search(n) and "loss_scale" not in n
+        ][:1]
     for name in watched:
-        value = pending.metrics.get(name)
-        if value is not None and (math.isnan(value) or math.isinf(value)):
+        value = metrics[name]
+        if value != value or value in _INFINITE:
             out.append(
                 Event(
                     source,

@@ -172,9 +172,10 @@ class SourceParser:
             self.stats.parser_errors += 1
 
     def _process(self, line: Line) -> None:
-        text, prefix_rank, host, launcher = self._probe.split(
-            strip_bold_numbers(strip_written_escapes(line.text)), self._path_host
-        )
+        text = strip_written_escapes(line.text)
+        if "**" in text:
+            text = strip_bold_numbers(text)
+        text, prefix_rank, host, launcher = self._probe.split(text, self._path_host)
         if prefix_rank is not None:
             self._ranks.note(prefix_rank)
         current = self._current = CurrentLine(line.no, text, prefix_rank, host)
