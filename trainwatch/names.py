@@ -346,6 +346,7 @@ SYNONYMS: dict[str, str] = {
 # `ce` (audiocraft) are the training loss where no `loss` is printed, one loss term beside it.
 WEAK_SYNONYMS: dict[str, str] = {
     "xent": "loss",
+    "cost": "loss",
     "ce": "loss",
     "losses": "loss",  # maskrcnn-benchmark prints: `iteration : 7, losses : nan`
     "mean_loss": "loss",  # ParlAI rankers
@@ -362,9 +363,9 @@ WEAK_SYNONYMS: dict[str, str] = {
 
 # (`Iter Mean Loss 0.52`, `batch_avg_loss`, `running_avg_loss`: what the average is over, first)
 _AVERAGED_LOSS = re.compile(
-    r"^(?:(?:iter|batch|step|epoch|running|train|training)_)?(?:avg|average|mean|smoothed)_(?:train_)?loss(?:_so_far|_avg)?$"
+    r"^(?:(?:iter|batch|step|epoch|running|train|training)_)?(?:avg|average|mean|smoothed)_(?:train_|training_)?loss(?:_so_far|_avg)?$"
 )
-_EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss")
+_EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss", "_evaluation_loss", "_validation_loss")
 # An evaluation set's loss by its name: wav2letter's `dev-clean-loss`, `valid_0_loss`, `test-other-loss`.
 _EVAL_SET_LOSS = re.compile(r"^(?:dev|val|valid|validation|test|eval)_[a-z0-9_]{1,30}_loss$")
 _LOSS_WORDS = frozenset(("loss", "losses"))  # (`total_losses:1.578` beside `cls_loss`, `reg_loss`)
@@ -519,6 +520,10 @@ def _namespaced(label: str) -> str | None:
     return leaf if leaf in STEP_TIME_KEYS or leaf in DATA_TIME_KEYS else None
 
 
+# A loss called cost in words (Raschka's notebooks, Ng's courses: `Cost after iteration 100: 0.69`)
+_COST = re.compile(
+    r"(?:(?:[Cc]urr\.|[Cc]urrent|[Bb]atch|[Mm]inibatch|[Tt]rain|[Tt]raining|[Tt]otal|[Ee]poch|[Aa]vg\.?|[Aa]verage|[Mm]ean) )*[Cc]ost"
+)
 _SCHEDULED_LR = re.compile(r"\s*(\w[\w ]*?)\s*\([A-Za-z]\w*\)\s*")
 _RATES = frozenset({"samples_per_s", "tokens_per_s", "it_per_s", "samples_per_s_per_gpu", "tokens_per_s_per_gpu"})
 
@@ -545,6 +550,8 @@ def field_name(label: str, unit: str) -> str:
     key = snake(label)
     if not key or key in NOT_METRICS:
         return ""
+    if key.endswith("cost") and unit == "" and _COST.fullmatch(label.strip()):
+        return "cost"  # `Cost: 0.69`, `Curr. Batch Cost: 2.31` (a loss; Paddle's `batch_cost` is a step's seconds)
     if "/" in label:
         per = snake(label.replace("/", " per "))
         per = SYNONYMS.get(per) or CANONICAL.get(per) or per

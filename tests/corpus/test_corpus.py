@@ -20,8 +20,8 @@ sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 # The level reached when this was last raised (`make corpus`); raise it as the reader improves.
 MIN_FACTS_PCT = 91.5
-MIN_EXCERPTS = 698
-MIN_FRAMEWORKS = 313
+MIN_EXCERPTS = 719
+MIN_FRAMEWORKS = 326
 
 
 def test_no_framework_directory_is_importable() -> None:

@@ -294,3 +294,80 @@ def test_an_epoch_and_its_batch_in_spaced_brackets() -> None:
     reading = read_fields("[Ep]: [   1/200]  [ 834/1669]  eta: 0:28:13  loss: 7.77")
     assert reading is not None
     assert (reading.epoch, reading.inner, reading.inner_total) == (1.0, 834, 1669)
+
+
+# ----------------------------------------------------------------- set M (endings, notebooks, more tools)
+
+
+def test_a_cost_in_words_is_the_loss_and_paddles_batch_cost_stays_a_time() -> None:
+    # rasbt/deep-learning-models notebooks: `Epoch: 001/003 | Batch 0050/0636 | Cost: 0.6971`, `Curr. Batch Cost`
+    for text, loss in (
+        ("Epoch: 001/003 | Batch 0050/0636 | Cost: 0.6971", 0.6971),
+        ("Total batch #   200/3830   Curr. Batch Cost: 2.30711", 2.30711),
+        ("Cost after iteration 100: 0.693", 0.693),  # the Coursera form
+    ):
+        reading = read_fields(text)
+        assert reading is not None and reading.metrics.get("loss") == loss, text
+    paddle = read_fields("epoch: 1, iter: 20/500, loss: 2.08, batch_cost: 0.5344, reader_cost: 0.07273")
+    assert paddle is not None and paddle.metrics["step_time_s"] == 0.5344 and paddle.metrics["loss"] == 2.08
+    timed = read_fields("step 3 | time cost: 3.2")
+    assert timed is not None and "loss" not in timed.metrics
+
+
+def test_averaged_training_and_evaluation_losses_by_their_full_names() -> None:
+    # huggingface/accelerate issue #2375 (a custom loop): `Average Training Loss`, `Average Evaluation Loss`
+    reading = read_fields("Epoch: 0, Average Training Loss: 4.852, Average Evaluation Loss: 2.553")
+    assert reading is not None and reading.metrics == {"loss": 4.852, "eval_loss": 2.553}
+
+
+def test_an_evaluation_sets_group_of_figures_is_the_evaluations() -> None:
+    # NVIDIA DALI's ImageNet example (apex): `train=[..., loss: 1.3458, ...], val=[..., loss: 6.2107, ...]`
+    reading = read_fields(
+        "Epoch=25/50, lr: 0.01000, train=[top1: 63.7443, top5: 87.0669, loss: 1.3458, time: 539.015, speed: 279.2], "
+        "val=[top1: 0.9851, top5: 5.0951, loss: 6.2107, time: 14.928, speed: 401.9]"
+    )
+    assert reading is not None
+    assert reading.metrics["loss"] == 1.3458 and reading.metrics["eval_loss"] == 6.2107
+    assert reading.metrics["lr"] == 0.01
+    listed = read_fields("step 3 loss: 0.5 lr: [0.1, 0.2]")  # (a list is no group)
+    assert listed is not None and listed.metrics == {"loss": 0.5, "lr": 0.1}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Model Saved",  # a TF1 DQN notebook
+        "完成第750的保存",  # PPASR: "the 750th save is done"
+    ],
+)
+def test_more_save_wordings(line: str) -> None:
+    assert len(events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "checkpoint")) == 1
+
+
+def test_total_training_time_in_title_case_ends_the_run() -> None:
+    recs = feed(["Epoch: 001/003 | Batch 0000/0636 | Cost: 0.69", "Epoch: 001/003 | Batch 0050/0636 | Cost: 0.59"])
+    assert events(recs, "finished") == []
+    recs = feed(["epoch 1 loss 0.5", "epoch 2 loss 0.4", "Total Training Time: 104.14 min"])
+    assert len(events(recs, "finished")) == 1
+
+
+def test_a_shell_kill_report_with_padded_pid() -> None:
+    # vacancy/NSCL-PyTorch-Release issue #23: bash's report, glued after the validation bar
+    line = (
+        "Epoch 15 (validation) validation/acc/qa=1.000000:   2%|#4      | 20/1094 [00:41<11:04,  1.62it/s]"
+        '/home/u/Jacinle/bin/jac-crun: line 6:  3305 Killed                  $JACROOT/bin/jac-run "$@"'
+    )
+    (signal,) = events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "signal")
+    assert signal.data["signal"] == "SIGKILL"
+
+
+def test_a_trainer_dict_with_its_global_step() -> None:
+    # modelscope/ms-swift issue #64: the HF-style dict carries `global_step`
+    got = _steps(
+        [
+            " 12%|#         | 2900/25120 [2:12:23<16:39:43,  2.70s/it]",
+            "{'loss': 2.011, 'learning_rate': 9.81e-05, 'epoch': 1.85, 'global_step': 2900}",
+        ]
+    )
+    (step, metrics), *_ = [g for g in got if "loss" in g[1]]
+    assert step == 2900 and (metrics["loss"], metrics["lr"], metrics["epoch"]) == (2.011, 9.81e-05, 1.85)

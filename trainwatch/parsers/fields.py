@@ -647,10 +647,24 @@ def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
     return False
 
 
+# A group of figures under an evaluation set's name (DALI's ImageNet example: `train=[top1: 63.7, loss: 1.35],
+# val=[top1: 0.98, loss: 6.21]`): its figures are the evaluation's.
+_EVAL_GROUP = re.compile(
+    r"\b(?P<set>val|valid|validation|test|eval|dev)\s?(?:=|: )(?P<open>[\[{])(?P<body>[^\]}\[{]{1,400})[\]}]"
+)
+_GROUP_KEY = re.compile(r"(?<![\w.])(?=[A-Za-z_]\w*\s?[:=])")
+
+
+def _eval_group(m: re.Match[str]) -> str:
+    return m.group("set") + "=" + m.group("open") + _GROUP_KEY.sub("val_", m.group("body")) + m.group(0)[-1]
+
+
 def read_fields(text: str) -> Reading | None:
     """Every field of `text`, or None when it holds no number with a label."""
     if "：" in text or "，" in text:
         text = text.replace("：", ": ").replace("，", ", ")  # full-width punctuation (`训练次数：100, Loss：1.98`)
+    if "=[" in text or "={" in text or ": [" in text:
+        text = _EVAL_GROUP.sub(_eval_group, text)
     lo = prefix_end(text)
     metrics: dict[str, float] = {}
     step = total = inner = inner_total = epoch_total = None

@@ -50,7 +50,11 @@ _CKPT_PATTERNS = (
         r"|\s*\.{0,3}\s*(?:\[[\d/:. -]{5,30}\])?\s*$)"  # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`)
     ),
     # Chinese loops: `保存模型到 ./out/30` (save the model to), `模型已保存至 ...` (the model has been saved to)
-    re.compile(r"保存(?:模型|权重|检查点|checkpoint)\s*(?:到|至|于|在)?\s*[:：]?\s*(?P<path6>[^\s，,]+)?|模型已?保存"),
+    # `完成第750的保存` (the 750th save is done), `保存成功`
+    re.compile(
+        r"保存(?:模型|权重|检查点|checkpoint)\s*(?:到|至|于|在)?\s*[:：]?\s*(?P<path6>[^\s，,]+)?|模型已?保存"
+        r"|完成\S{0,12}保存|保存(?:完成|成功)"
+    ),
     # PyTorch-BigGraph: `Writing the checkpoint...` (after `checkpointing global state`)
     re.compile(r"\b(?:[Ww]riting|[Ww]rote) (?:the |a )?checkpoint\b(?! (?:config|metadata))"),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
@@ -66,7 +70,7 @@ _CKPT_PATTERNS = (
     # d3rlpy `Model parameters are saved to d3rlpy_logs/CQL/model_5000.d3`
     re.compile(
         r"\b(?:[Cc]heckpoint|[Mm]odel(?: parameters| weights| state)?|[Ww]eights|ckpt|[Ss]napshot|[Oo]ptimizer)s?\]?"
-        r"\s+(?:was\s+|is\s+|are\s+|were\s+|has been\s+|have been\s+)?saved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+)|:?\s+(?P<path5>\.{0,2}/\S+|\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|pdparams)\b))?"
+        r"\s+(?:was\s+|is\s+|are\s+|were\s+|has been\s+|have been\s+)?[Ss]aved\b(?:\s+(?:to|in|at)\s+(?P<path3>\S+)|:?\s+(?P<path5>\.{0,2}/\S+|\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|pdparams)\b))?"
     ),
 )
 # `Iter 100: Saved adapter weights to ...`: the step the save belongs to, where the line says it.

@@ -37,7 +37,7 @@ _GLOG_SEVERITY: dict[str, Severity] = {"I": "info", "W": "warning", "E": "error"
 # `Training time` summary, or what the numerics module reads (`loss is nan`, `overflow`).
 _PREFILTER = Hinted(
     r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
-    r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|saved\b|Training completed|stopped: `max_|successfully finished"
+    r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|[Ss]aved\b|Training completed|stopped: `max_|successfully finished"
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
     r"|exits successfully|SystemExit|An exception has occurred|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|Killed|已杀死|Aborted|[Ss]egmentation fault|Terminated|Bus error"
     r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
@@ -53,7 +53,7 @@ _PREFILTER = Hinted(
         "arly", "CUDA error: ", "保存", "训练", "ump", "improv",
     ),
 )  # fmt: skip
-_TRAINING_TIME = re.compile(r"(?:Total )?[Tt]raining time")
+_TRAINING_TIME = re.compile(r"(?:Total )?[Tt]raining [Tt]ime")
 _NUMERICS = re.compile(NUMERICS_PREFILTER)
 _NUMERIC_WORDS = ("nan", "inf", "overflow")
 

@@ -52,7 +52,7 @@ _DEATHS = {
     "User defined signal 2": "SIGUSR2",
 }
 _SHELL_DEATH = re.compile(
-    r"^(?:\S*: line \d{1,9}: )?(?:\d{1,9}\s+)?\**(?P<what>"
+    r"^(?:\S*: line \d{1,9}:\s+)?(?:\d{1,9}\s+)?\**(?P<what>"
     + "|".join(re.escape(k) for k in _DEATHS)
     + r")\**(?: \(core dumped\))?(?:\s{2,}\S.*|\s*)$"
 )

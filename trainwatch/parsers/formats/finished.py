@@ -59,7 +59,10 @@ _FINISHED = (
     # The total a loop prints once its training loop returned, on a line of its own: LitGPT's
     # `Training time: 583.36s`, torchvision references / DeiT / MAE `Training time 1 day, 2:03:04`.
     # nanochat's `Total training time: 179.44m`.
-    ("training_time", re.compile(r"^(?:Total )?[Tt]raining time:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*(?:s|m|min|h)?$")),
+    (
+        "training_time",
+        re.compile(r"^(?:Total )?[Tt]raining [Tt]ime:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*(?:s|m|min|mins|h)?$"),
+    ),
     # dlib's examples: `done training` alone on its line
     ("dlib", re.compile(r"^\W*done training\s*[.!]*$")),
     # keras-rl's `fit` and `test` when their loop returns: `done, took 304.161 seconds`

@@ -6,7 +6,7 @@
     {'train_runtime': 96.91, 'train_samples_per_second': 10.319, 'train_loss': 0.5495, 'epoch': 1.0}
       2%|██████▊     | 200/8264 [23:37<15:44:25,  7.03s/it]{'loss': 12.4476, ...}
 
-Which step a dict belongs to. The dict holds no step (only TFTrainer adds `'step'`, used as is).
+Which step a dict belongs to. The dict holds no step (only TFTrainer adds `'step'` and ms-swift `'global_step'`, used as is).
 `ProgressCallback.on_log` prints it with `tqdm.write` to stdout while the bar goes to stderr.
 - Unbuffered stdout (`python -u`, a terminal): `tqdm.write` clears the bar, prints the dict on its
   own line and redraws the bar at the current position at once, so the frame that starts the
@@ -159,8 +159,8 @@ def parse_log_dict(text: str) -> tuple[int | None, dict[str, float], bool] | Non
             number = None
         if number is None:
             continue
-        if key == "step" and number.is_integer():
-            step = int(number)
+        if key in ("step", "global_step") and number.is_integer():
+            step = int(number)  # (TFTrainer's `step`, ms-swift's `global_step`)
             continue
         if summary:
             metrics.setdefault(snake(key), number)

@@ -20,7 +20,7 @@ from trainwatch.records import Event, Record, Step
 # A NaN/inf in these is a `nan` event (other metrics, e.g. a ratio, may legitimately be inf).
 NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
 _INFINITE = (math.inf, -math.inf)
-_LOSS_TERM = re.compile(r"(?:^|_)loss(?:_|$)")
+_LOSS_TERM = re.compile(r"(?:^|_)(?:loss|smooth_?l1|l1|l2|mse|mae|kl|nll|bce|xent|cross_?entropy)(?:_|$)")
 # Unranked step keys remembered per segment to recognise the same line from other ranks.
 SEEN_UNRANKED_MAX = 4096
 # Unranked steps without a step number are only compared with this many recent ones.
@@ -119,8 +119,9 @@ def step_records(pending: PendingStep, source: str, attempt: int) -> list[Record
     metrics = pending.metrics
     watched = [n for n in NAN_WATCHED if n in metrics]
     if not watched:
-        # No total loss printed (HRDA's `src.loss_imnet_feat_dist: nan` among its terms): a term of the loss
-        # that is NaN makes the loss NaN
+        # No total printed (HRDA's `src.loss_imnet_feat_dist: nan` among its terms): a term of the loss that
+        # is NaN makes the loss NaN. (Beside a finite total it may be a figure of no tokens: InternLM's
+        # `loss/cn=nan` with `tokens/cn=0`.)
         watched = [
             n
             for n, v in metrics.items()
