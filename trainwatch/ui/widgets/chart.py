@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import plotext as plt
 from rich.text import Text
 from textual.content import Content
 from textual.widget import Widget
@@ -81,6 +80,8 @@ def render_chart(
     `robust_range`'s: points it leaves out are drawn as ▲/▼ at the edge and, with `off_scale`
     given, appended to it (real values, for the legend). `points`: the chart's ranks folded
     per point, kept between redraws (`rank_band`)."""
+    import plotext as plt  # (on the first draw: importing plotext takes ~0.4 s, not spent before the header shows)
+
     width, height = max(width, 20), max(height, 4)
     plot_columns = max(8, width - 10)  # y tick labels and frame take ~10 columns
     # The widget's size is the plot's: plotext would clamp it to the size of the terminal its
@@ -293,6 +294,8 @@ def _runs(traces: Sequence[Trace]) -> bool:
 
 
 def _edge_pixel(line: Line) -> object:
+    import plotext as plt
+
     if line.edge == "dim":
         return plt.pixel(foreground=colour(line.colour), style="dim")
     return plt.pixel(foreground=ENVELOPE)
