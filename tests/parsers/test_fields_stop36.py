@@ -371,3 +371,13 @@ def test_a_trainer_dict_with_its_global_step() -> None:
     )
     (step, metrics), *_ = [g for g in got if "loss" in g[1]]
     assert step == 2900 and (metrics["loss"], metrics["lr"], metrics["epoch"]) == (2.011, 9.81e-05, 1.85)
+
+
+def test_a_bar_redrawn_under_a_log_collector_is_read_frame_by_frame() -> None:
+    # awslabs/gluonts issue #891 (SageMaker/CloudWatch writes each `\r` as `#015`): the epoch's lines stay readable
+    bar = (
+        "#015  0%|          | 0/100 [00:00<?, ?it/s]#015 24%|##4       | 24/100 [00:10<00:32,  2.34it/s, "
+        "avg_epoch_loss=1.74]#015100%|##########| 100/100 [00:40<00:00,  2.46it/s, avg_epoch_loss=1.72]"
+    )
+    got = _steps(["INFO:root:Epoch[98] Learning rate is 5e-05", bar, "INFO:root:Epoch[98] Elapsed time 40.639 seconds"])
+    assert [(s, m.get("avg_epoch_loss")) for s, m in got if "avg_epoch_loss" in m] == [(24, 1.74), (100, 1.72)]

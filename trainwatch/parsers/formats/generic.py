@@ -34,6 +34,7 @@ from trainwatch.lines.assembler import Kind, Line
 from trainwatch.names import CONTRACT_METRICS, settle_sole_loss
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import EVAL_WORD, Reading, prefix_end, read_fields
+from trainwatch.parsers.formats import _escaped as escaped
 from trainwatch.parsers.formats._tqdm import Bar, find_bar
 from trainwatch.parsers.hints import Hinted
 from trainwatch.parsers.timestamps import line_time
@@ -417,6 +418,16 @@ class GenericParser(Parser):
         self._header: _Header | None = None  # a step named on a line of its own, its values on the lines under it
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
+        if escaped.CR in text and "|" in text:
+            # a bar redrawn under rsyslog / SageMaker (`#015` for each `\r`): each frame as the terminal showed it
+            *shown, last = escaped.frames(text) or [""]
+            understood = False
+            for frame in shown:
+                understood = self._feed(frame, replace(line, text=frame, kind=Kind.FRAME), out) or understood
+            return self._feed(last, replace(line, text=last), out) or understood
+        return self._feed(text, line, out)
+
+    def _feed(self, text: str, line: Line, out: Emitter) -> bool:
         if self._block is not None and line.kind is Kind.LINE:
             return self._in_block(text, line, out)
         if text.startswith("{", len(text) - len(text.lstrip())) and "}" not in text and _BLOCK_ITEM.search(text):
