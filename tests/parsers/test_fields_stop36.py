@@ -381,3 +381,70 @@ def test_a_bar_redrawn_under_a_log_collector_is_read_frame_by_frame() -> None:
     )
     got = _steps(["INFO:root:Epoch[98] Learning rate is 5e-05", bar, "INFO:root:Epoch[98] Elapsed time 40.639 seconds"])
     assert [(s, m.get("avg_epoch_loss")) for s, m in got if "avg_epoch_loss" in m] == [(24, 1.74), (100, 1.72)]
+
+
+# ----------------------------------------------------------------- set N (mainstream stacks, unusual forms)
+
+
+def test_deepspeeds_old_timer_lines_alone_count_their_own_steps() -> None:
+    # microsoft/DeepSpeed issue #697: a loop printing only `0/130, SamplesPerSec=...` (no engine `step=N`)
+    got = _steps(
+        [
+            "[2021-01-26 21:57:06,613] [INFO] [timer.py:166:stop] 0/130, SamplesPerSec=36.813475069881996",
+            "[2021-01-26 21:57:09,089] [INFO] [timer.py:166:stop] 0/140, SamplesPerSec=37.47199109015046",
+            "[2021-01-26 21:57:12,203] [INFO] [timer.py:166:stop] 0/150, SamplesPerSec=37.547663000349296",
+        ]
+    )
+    assert [s for s, _ in got] == [130, 140, 150]
+
+
+def test_one_report_printed_by_every_node_is_one_step() -> None:
+    # pytorch/torchtitan issue #708 under `srun -l`: rank 0 of each of 4 nodes prints the same step-10 line
+    line = (
+        "[rank0]:2024-11-27 14:29:40,378 - root - INFO - step: 10  loss:  1.5568  memory: 26.47GiB(33.47%)  wps: 1,786"
+    )
+    got = _steps([f"{n}: {line}" for n in (0, 3, 1, 2)])
+    assert len(got) == 1 and got[0][0] == 10 and got[0][1]["loss"] == 1.5568
+
+
+def test_the_ddp_tutorials_gpu_tag_is_the_rank_and_its_iter_0_lines_count_epochs() -> None:
+    # pytorch/examples distributed/minGPT-ddp: `[GPU3] Epoch 1 | Iter 0 | Train Loss 4.18844` once an epoch
+    lines = []
+    for epoch, base in ((1, 4.18), (2, 3.1), (3, 2.21)):
+        lines += [f"[GPU{r}] Epoch {epoch} | Iter 0 | Train Loss {base + r / 1000:.5f}" for r in (3, 0)]
+        lines += [f"[GPU{r}] Epoch {epoch} | Iter 0 | Eval Loss {base - 1:.5f}" for r in (3, 0)]
+    recs = feed(lines)
+    got = [(s.rank, s.step, s.metrics.get("loss")) for s in steps(recs) if "loss" in s.metrics]
+    assert got == [(3, 1, 4.183), (0, 1, 4.18), (3, 2, 3.103), (0, 2, 3.1), (3, 3, 2.213), (0, 3, 2.21)]
+    assert events(recs, "restart") == []
+
+
+def test_the_cifar10_tutorials_epoch_and_batch_pair() -> None:
+    # PyTorch's "Training a classifier": `print(f'[{epoch + 1}, {i + 1:5d}] loss: {running_loss / 2000:.3f}')`
+    reading = read_fields("[2, 12000] loss: 1.247")
+    assert reading is not None and (reading.epoch, reading.inner, reading.metrics) == (2.0, 12000, {"loss": 1.247})
+    recs = feed(["[1,  2000] loss: 2.198", "[1,  4000] loss: 1.876", "[2,  2000] loss: 1.590", "Finished Training"])
+    assert [s.metrics["epoch"] for s in steps(recs)] == [1.0, 1.0, 2.0]
+    assert len(events(recs, "finished")) == 1
+
+
+def test_megatron_deepspeeds_validation_on_a_sample_draw() -> None:
+    got = _steps(
+        [
+            "validation loss at iteration 2500 on 320-sample draw from validation set | lm loss value: 1.360287E+01 "
+            "| lm loss PPL: 8.084497E+05 |"
+        ]
+    )
+    assert got == [(2500, {"eval_loss": 13.60287, "eval_ppl": 808449.7})]
+
+
+def test_a_save_at_an_epoch_names_its_file_not_the_epoch() -> None:
+    recs = feed(
+        [
+            "step 1 loss 2.0",
+            "[INFO] SASRec-SASRec-github: Saving best model at epoch 0 to /home/j/out/SASRec.pth",
+            "step 2 loss 1.0",
+            "Snapshot saved at epoch 3",
+        ]
+    )
+    assert [e.data.get("path") for e in events(recs, "checkpoint")] == ["/home/j/out/SASRec.pth", None]

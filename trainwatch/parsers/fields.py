@@ -184,6 +184,7 @@ _BRACKET_COUNTER = re.compile(
     r"\b(?P<key>[A-Za-z][A-Za-z_]{1,20})(?::|\.{1,3})? ?(?:\[ ?(?P<n>\d{1,18})(?: ?/ ?(?P<m>\d{1,18}))? ?\]"
     r"|\( ?(?P<pn>\d{1,18}) ?/ ?(?P<pm>\d{1,18}) ?(?=[)|,]))"  # diffusers' flax: `Epoch... (39/116 | Loss: ...)`
 )
+_EPOCH_BATCH_PAIR = re.compile(r"\[\s*(?P<e>\d{1,6}),\s*(?P<n>\d{1,12})\]\s")
 # `490 | loss 5.75 | ...`: a step printed bare at the start of a progress line.
 # (`[10 | 28.41] loss=2.81 avg=2.81`: gpt-2's train.py and gpt-2-simple, the step and the seconds so far)
 _LEADING_COUNTER = re.compile(
@@ -823,6 +824,10 @@ def read_fields(text: str) -> Reading | None:
         lead = _LEADING_COUNTER.match(text, lo)
         if lead is not None:
             step = int(lead.group("n") or lead.group("b") or lead.group("c"))
+        elif epoch is None and text.startswith("[", lo):
+            pair = _EPOCH_BATCH_PAIR.match(text, lo)
+            if pair is not None:  # PyTorch's CIFAR-10 tutorial: `[2, 12000] loss: 1.247`, the epoch and its batch
+                epoch, inner = float(pair.group("e")), int(pair.group("n"))
     if step is None and inner is None and epoch is None and ("][" in text or "] [" in text or "]  [" in text):
         pair = _EPOCH_BATCH.search(text, lo)
         if (

@@ -45,7 +45,7 @@ _CKPT_PATTERNS = (
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING)|[Dd]ump(?:ed|ing))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
         r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state|optimizer|[Gg]aussians)s?"
         r"(?:\s+(?:parameters|params|state|weights))?\b"
-        r"(?:\s+for\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
+        r"(?:\s+(?:for|at)\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
         r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step|iter|iteration)\b.*"
         r"|\s*\.{0,3}\s*(?:\[[\d/:. -]{5,30}\])?\s*$)"  # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`)
     ),
@@ -77,6 +77,7 @@ _CKPT_PATTERNS = (
 # (3D Gaussian Splatting: `[ITER 7000] Saving Gaussians`)
 # The file a bare `saving to PATH` names holds weights: its name or extension says so (not a data
 # set's `train.bin`, `preds.npz`, `results.pkl`).
+_NOT_PATHS = frozenset({"epoch", "step", "iter", "iteration", "batch", "the", "end"})
 _WEIGHTS_FILE = re.compile(
     r"(?:checkpoint|ckpt|model|weights|lora|adapter)[^/]*$|\.(?:pth|pt|ckpt|safetensors|h5|hdf5|keras|gguf|pdparams)$",
     re.I,
@@ -136,7 +137,10 @@ class Checkpoints:
                 data["epoch" if groups["unit"] == "epochs" else "iteration"] = int(groups["count"])
             elif m.lastindex is not None:
                 path = m.group(m.lastindex).strip("'\"").rstrip(".,")
-                data["path"] = path
+                if path.isalpha() and path.lower() in _NOT_PATHS:
+                    path = ""  # `Snapshot saved at epoch 3`: where in the run, not where on disk
+                if path:
+                    data["path"] = path
                 if groups.get("iteration"):
                     self._megatron_saving = groups["iteration"]
                     data["iteration"] = int(groups["iteration"])

@@ -219,6 +219,7 @@ class DeepSpeedParser(Parser):
         self._cur: int | None = None
         # Whether `_cur` already had its optimizer timers (or overflow, or step=N line).
         self._cur_has_opt = False
+        self._timer_set: int | None = None  # the `_cur` a timer.py line set while the engine's step was unknown
 
     # ----------------------------------------------------------------- feed
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
@@ -498,11 +499,12 @@ class DeepSpeedParser(Parser):
                 return False
             metrics = {"running_avg_samples_per_s": avg, "epoch": float(int(m.group("epoch")))}
             printed = int(m.group("step"))
-        step = self._cur if self._cur is not None else printed
-        if self._cur is None:
-            self._cur = printed
+        if self._cur is None or self._cur == self._timer_set:
+            # the engine's step unknown (no `step=N` nor breakdown line moved the count since the timer set
+            # it): the timer's own count, line after line (a loop printing only `0/130, SamplesPerSec=`)
+            self._cur = self._timer_set = printed
             self._cur_has_opt = True
-        out.step(step, metrics)
+        out.step(self._cur, metrics)
         return True
 
     # -------------------------------------------------------------- events

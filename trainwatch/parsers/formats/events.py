@@ -41,7 +41,7 @@ _PREFILTER = Hinted(
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
     r"|exits successfully|SystemExit|An exception has occurred|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|Killed|已杀死|Aborted|[Ss]egmentation fault|Terminated|Bus error"
     r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
-    r"|Training (?:is )?(?:finished|complete|[Dd]one)|Finished training|done training|done, took|Successfully completed|\^C"
+    r"|Training (?:is )?(?:finished|complete|[Dd]one)|Finished [Tt]raining|done training|done, took|Successfully completed|\^C"
     r"|Training [\w.-]+ complete in|[Ee]arly[ _-]?[Ss]top|CUDA error: |保存|训练完成|训练结束|[Dd]ump|improv",
     (
         "ignal", "SIG", "KeyboardInterrupt", "exitcode", "out of memory", "OutOfMemory", "atchdog", "NCCL", "nccl",
@@ -49,7 +49,7 @@ _PREFILTER = Hinted(
         "elastic_operator", "will restart worker group", "exits ", "SystemExit", "An exception has occurred",
         "completed training after", "CANCELLED AT", "srun: error", "kill", "Killed", "已杀死", "Aborted",
         "egmentation fault", "Terminated", "Bus error", "Illegal instruction", "Floating point exception",
-        "End of training", "Finished training", "Successfully completed", "terminate called", "TERM_", "^C",
+        "End of training", "Finished ", "Successfully completed", "terminate called", "TERM_", "^C",
         "arly", "CUDA error: ", "保存", "训练", "ump", "improv",
     ),
 )  # fmt: skip

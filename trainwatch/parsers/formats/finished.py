@@ -29,7 +29,7 @@ _FINISHED = (
         "end_of_training",
         re.compile(
             r"^(?:[\W_]*|.*\b(?:INFO|Info)\b\W*(?:[\w$]+(?:\.[\w$]+)+ - )?)"  # (a logger's name: log4j's `a.b.Main - `)
-            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished training)"
+            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished [Tt]raining)"
             r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b)\s*[.!]*(?:\s|$)"
         ),
     ),

@@ -156,6 +156,7 @@ class _Template:
     uncounted: list[tuple[dict[str, float], int, str | None]] = field(default_factory=list)  # held, no counter
     uncounted_seen: int = 0  # times this shape printed a loss with no counter at all
     counts_run: bool | None = None  # its `Step [n/M]` beside `Epoch [e/E]` counts the run (`_counts_the_run`)
+    per_epoch: bool = False  # its step counter printed the same value in every epoch: the epoch counts
 
 
 def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, float]] | None:
@@ -510,8 +511,11 @@ class GenericParser(Parser):
             for h in template.held
             if h.named and "loss" in h.metrics
         ]
-        if len(lone) == 1:
-            _release(out, lone)
+        # (the same line, at the same stamped time, from every node: torchtitan under `srun -l` prints rank 0's
+        # once per node; without a stamp, a line repeated is a counter that does not move)
+        same = len({(h.step, h.time, tuple(sorted(h.metrics.items()))) for h in lone}) == 1
+        if len(lone) == 1 or (same and lone[0].time is not None):
+            _release(out, lone[:1])
 
     def _unconfirmed_non_finite(self, out: Emitter) -> None:
         """A line never confirmed as progress is not a step, but a NaN or inf loss it printed is
@@ -569,6 +573,8 @@ class GenericParser(Parser):
                 metrics.setdefault("epoch", reading.epoch)
             out.step(self._last_step, metrics)
             return True
+        if reading.step is not None and reading.epoch is not None and reading.epoch.is_integer():
+            reading = self._per_epoch(reading, template)
         got = _step_of(reading, template)
         if got is None:
             return self._uncounted(reading, template, line_no, time, text, out)
@@ -698,6 +704,21 @@ class GenericParser(Parser):
         template.uncounted = []
         self._uncounted_progress = True  # other loss lines of this source (validation) go with it
         return True
+
+    def _per_epoch(self, reading: Reading, template: _Template) -> Reading:
+        """PyTorch's minGPT-DDP tutorial prints `Epoch 3 | Iter 0 | Train Loss 2.21` once an epoch: a step
+        counter with the same value in each epoch counts nothing, the epoch does (its held lines too)."""
+        held = template.held
+        if not template.per_epoch and not template.confirmed and held and held[-1].step == reading.step:
+            epoch = held[-1].metrics.get("epoch")
+            now = reading.epoch
+            if epoch is not None and now is not None and epoch < now and all(h.step == reading.step for h in held):
+                template.per_epoch = True
+                for h in held:
+                    h.step = int(h.metrics.get("epoch", epoch))
+        if not template.per_epoch:
+            return reading
+        return replace(reading, step=int(reading.epoch or 0), total=None)
 
     def _continues(self, reading: Reading, line_no: int, out: Emitter) -> bool:
         """A line of figures with no counter, right under a step's line, that names none of its figures

@@ -60,7 +60,7 @@ _MEMORY = re.compile(
     r"(?:\[Rank (?P<rank>\d{1,18}(?!\d))\]\s*)?\(?after (?P<n>\d{1,18}(?!\d)) iterations\)? memory \(MB\)\s*\|(?P<body>.*)$"
 )
 _VALIDATION = re.compile(
-    r"(?:validation|valid) loss at iteration (?P<n>\d{1,18}(?!\d))\s*(?:on [\w ]+?)?\s*\|(?P<body>.*)$"
+    r"(?:validation|valid) loss at iteration (?P<n>\d{1,18}(?!\d))\s*(?:on [\w -]+?)?\s*\|(?P<body>.*)$"
 )
 
 # Megatron labels (snake_cased) the shared table does not know.
