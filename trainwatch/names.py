@@ -520,9 +520,10 @@ def _namespaced(label: str) -> str | None:
     return leaf if leaf in STEP_TIME_KEYS or leaf in DATA_TIME_KEYS else None
 
 
-# A loss called cost in words (Raschka's notebooks, Ng's courses: `Cost after iteration 100: 0.69`)
+# A loss called cost in words (Raschka's notebooks, Ng's courses: `Cost after iteration 100: 0.69`; not an
+# epoch's or a total cost, which is time as often)
 _COST = re.compile(
-    r"(?:(?:[Cc]urr\.|[Cc]urrent|[Bb]atch|[Mm]inibatch|[Tt]rain|[Tt]raining|[Tt]otal|[Ee]poch|[Aa]vg\.?|[Aa]verage|[Mm]ean) )*[Cc]ost"
+    r"(?:(?:[Cc]urr\.|[Cc]urrent|[Bb]atch|[Mm]inibatch|[Tt]rain|[Tt]raining|[Aa]vg\.?|[Aa]verage|[Mm]ean) )*[Cc]ost"
 )
 _SCHEDULED_LR = re.compile(r"\s*(\w[\w ]*?)\s*\([A-Za-z]\w*\)\s*")
 _RATES = frozenset({"samples_per_s", "tokens_per_s", "it_per_s", "samples_per_s_per_gpu", "tokens_per_s_per_gpu"})

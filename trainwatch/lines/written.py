@@ -26,9 +26,12 @@ def strip_written_escapes(text: str) -> str:
     return _WRITTEN_CSI.sub("", text)
 
 
-# Markdown bold a reporter put around a figure in an issue (`loss: nan**`, `acc: 92.77**39`, `**4.7581**`):
+# Markdown bold a reporter put around a figure in an issue (`loss: nan**`, `**4.7581**`):
 # the number is read as it is; a banner's `***** Running training *****` touches no digit and stays.
-_BOLD_BY_NUMBER = re.compile(r"\*\*(?=[-+.]?\d|nan\b|inf\b)|(?<=\d)\*\*|(?<=nan)\*\*|(?<=inf)\*\*")
+# (not a power: `loss_scale: 2**16`, digits on both sides)
+_BOLD_BY_NUMBER = re.compile(
+    r"(?<![\w*])\*\*(?=[-+.]?\d|nan\b|inf\b)|(?<=[\d.])\*\*(?![\w*])|(?<=nan)\*\*(?![\w*])|(?<=inf)\*\*(?![\w*])"
+)
 
 
 def strip_bold_numbers(text: str) -> str:

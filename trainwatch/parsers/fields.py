@@ -589,9 +589,6 @@ def _counter_kind(key: str) -> str | None:
     """ "step", "batch" or "epoch" when the label (or its last word) names a counter, else None."""
     head, _, tail = key.partition("/")
     words = key.split(" ")
-    if len(words) > 1 and words[-1] in _CJK_COUNT:
-        words = words[:-1]  # `Batch 个数 50`, `迭代 次数`: the count of batches is the batch counter
-        key = " ".join(words)
     if len(words) > 1 and not _MEASURES.isdisjoint(w.lower() for w in words[:-1]):
         return None  # `fps step: 3574` (rl_games), `time per step`: a measure of steps, not their count
     labels = (words[-1], key, head) if "step" in tail else (words[-1], key)
@@ -606,7 +603,6 @@ def _counter_kind(key: str) -> str | None:
     return None
 
 
-_CJK_COUNT = frozenset({"个数", "次数", "数"})  # "count (of)", "number of times"
 _GLOBAL_COUNTERS = frozenset(
     {"global_step", "globalstep", "global_steps", "trainer_global_step", "train_global_step", "global_iteration"}
     | {"acc_iter"}
@@ -623,8 +619,8 @@ _CLOCK_STEP_TIME = STEP_TIME_KEYS - {"time"}
 # A banner's sizes (HF / PaddleNLP trainers, accelerate scripts): how many steps a phase will take, not
 # the step it is at (`Total Steps: 5000`, with no phase named, stays a counter: the run's step, in RL).
 _PLANNED_STEPS = re.compile(
-    r"\b(?:(?:total|max|maximum)[ ]+(?:optimization|prediction|predict|evaluation|eval|validation|test|warmup|decay)"
-    r"|(?:num|number[ ]+of)[ ]+\w+)[ ]+steps\W{0,3}\Z",
+    r"\b(?:(?:total|max|maximum)[ ]+(?:optimization|prediction|predict|evaluation|eval|validation|test|warmup|decay"
+    r"|training|train|num)|max|maximum|(?:num|number[ ]+of)(?:[ ]+\w+)?)[ ]+steps\W{0,3}\Z",
     re.I,
 )
 _RUN_WIDE = re.compile(r"(?:total|global|overall)_(?:step|steps|iter|iters|iteration|iterations)$")

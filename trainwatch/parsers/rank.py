@@ -31,6 +31,7 @@ _PREFIX = re.compile(
 )
 _MPI_TAG = re.compile(r"\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:\s?")
 _TAG_WITHIN = 96
+_BAR_END = re.compile(r"%\||(?:it/s|s/it)[,\]]")
 # `srun -l` / `srun --label`: "3: " (task id, right-aligned when there are >= 10 tasks).
 _SRUN_LABEL = re.compile(r"^ *(\d{1,5}): ")
 # pdsh (DeepSpeed's multi-node launcher) prefixes every line with "<host>: ", e.g.
@@ -104,7 +105,7 @@ def split_prefix(text: str) -> tuple[int | None, str]:
         if not m and text.find(">:", 0, _TAG_WITHIN) > 0:
             # OpenMPI's tag behind a platform's own stamp (Spell: `May 18, 2020, 11:47:13: running: [1,1]<stdout>:`)
             m = _MPI_TAG.search(text, 0, _TAG_WITHIN)
-            if m is not None and (text[m.start() - 1 : m.start()] != " " or "]" in text[: m.start()]):
+            if m is not None and _BAR_END.search(text, 0, m.start()):
                 m = None  # (a tag glued after a tqdm bar is the next line's, not this one's prefix)
         if not m:
             break

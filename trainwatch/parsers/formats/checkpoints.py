@@ -52,8 +52,9 @@ _CKPT_PATTERNS = (
     # Chinese loops: `保存模型到 ./out/30` (save the model to), `模型已保存至 ...` (the model has been saved to)
     # `完成第750的保存` (the 750th save is done), `保存成功`
     re.compile(
-        r"保存(?:模型|权重|检查点|checkpoint)\s*(?:到|至|于|在)?\s*[:：]?\s*(?P<path6>[^\s，,]+)?|模型已?保存"
-        r"|完成\S{0,12}保存|保存(?:完成|成功)"
+        r"(?<!是否)保存(?:模型|权重|检查点|checkpoint)(?!路径|间隔|配置|日志|[:：]\s*(?:True|False|None)\b)\s*"
+        r"(?:(?:到|至|于|在)\s*[:：]?\s*(?P<path6>[^\s，,]*[/.][^\s，,]*))?(?:\s*$|\s*[，,。!！])|模型已?保存(?!路径|间隔)"
+        r"|完成第\d{1,12}\S{0,4}保存|保存(?:完成|成功)"
     ),
     # PyTorch-BigGraph: `Writing the checkpoint...` (after `checkpointing global state`)
     re.compile(r"\b(?:[Ww]riting|[Ww]rote) (?:the |a )?checkpoint\b(?! (?:config|metadata))"),
@@ -64,7 +65,7 @@ _CKPT_PATTERNS = (
     # `Saving ./log/2024-11-15_10-24-32/000000097.pth`
     re.compile(
         r"^\s*[Ss]aving:? (?P<file>\S+\.(?:pth|pt|ckpt|safetensors|bin|h5|hdf5|keras|npz|pkl|tar|msgpack)"
-        r"|\S*/[^/\s]*(?:model|ckpt|checkpoint)[^/\s]*)\s*\.{0,3}$"  # (TF's saver prefix: `Saving checkpoint/run1/model-1000`)
+        r"|\S*/[^/\s.]*(?:model|ckpt|checkpoint)[^/\s.]*[-_]\d{1,12})\s*\.{0,3}$"  # (TF's saver prefix: `Saving checkpoint/run1/model-1000`)
     ),
     # `model saved.` (kohya), `Model weights saved in /home/...` (diffusers), `[Checkpoint] saved ./ckpt_step0047850.pt`
     # d3rlpy `Model parameters are saved to d3rlpy_logs/CQL/model_5000.d3`
@@ -118,7 +119,7 @@ class Checkpoints:
 
     def line(self, body: str, line: Line, out: Emitter) -> bool:
         if not (
-            "heckpoint" in body or "sav" in body or "Sav" in body or "SAV" in body or "saved" in body or "保存" in body
+            "heckpoint" in body or "sav" in body or "Sav" in body or "SAV" in body or "ump" in body or "保存" in body
         ):
             return False
         m = _MEGATRON_SAVED.match(body)

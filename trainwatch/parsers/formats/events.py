@@ -42,7 +42,8 @@ _PREFILTER = Hinted(
     r"|exits successfully|SystemExit|An exception has occurred|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|Killed|已杀死|Aborted|[Ss]egmentation fault|Terminated|Bus error"
     r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
     r"|Training (?:is )?(?:finished|complete|[Dd]one)|Finished [Tt]raining|done training|done, took|Successfully completed|\^C"
-    r"|Training [\w.-]+ complete in|[Ee]arly[ _-]?[Ss]top|CUDA error: |保存|训练完成|训练结束|[Dd]ump|improv",
+    r"|Training [\w.-]+ complete in|[Ee]arly[ _-]?[Ss]top(?:ping|ped)?(?: triggered| at |\.\.)|CUDA error: |保存|训练完成"
+    r"|训练结束|[Dd]ump|improv",
     (
         "ignal", "SIG", "KeyboardInterrupt", "exitcode", "out of memory", "OutOfMemory", "atchdog", "NCCL", "nccl",
         "heckpoint", "av", "SAV", "Training ", "stopped: `max_", "finished", "done training", "done, took", "Done waiting", "after training is done",
@@ -50,7 +51,7 @@ _PREFILTER = Hinted(
         "completed training after", "CANCELLED AT", "srun: error", "kill", "Killed", "已杀死", "Aborted",
         "egmentation fault", "Terminated", "Bus error", "Illegal instruction", "Floating point exception",
         "End of training", "Finished ", "Successfully completed", "terminate called", "TERM_", "^C",
-        "arly", "CUDA error: ", "保存", "训练", "ump", "improv",
+        "arly", "CUDA error: ", "保存", "训练完成", "训练结束", "ump", "improv",
     ),
 )  # fmt: skip
 _TRAINING_TIME = re.compile(r"(?:Total )?[Tt]raining [Tt]ime")

@@ -63,7 +63,8 @@ _WORKER_SEGFAULT = re.compile(r"\bUnexpected (?P<what>segmentation fault|bus err
 _LSF_TERM = re.compile(
     r"^TERM_(?P<why>RUNLIMIT|MEMLIMIT|OWNER|ADMIN|CPULIMIT|PREEMPT|REQUEUE_\w+|\w+): (?P<text>job killed.*)$"
 )
-_CUDA_ERROR = re.compile(r"\bCUDA error: (?P<what>[a-z][\w -]{3,100}?)\.?\s*$")
+_CUDA_ERROR = re.compile(r"\bCUDA error: (?P<what>[A-Za-z][^\n]{3,160}?)\.?\s*$")
+_CUDA_GOES_ON = re.compile(r"[Ww]arning|retry|retrying|skipping|skipped|falling back|ignored|ignoring")
 _CPP_TERMINATE = re.compile(r"\bterminate called after throwing an instance of '(?P<what>[^']+)'")
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
@@ -158,7 +159,7 @@ class Failures:
         ):
             if self.signal(body, line, out, rank):
                 return True
-        if "CUDA error: " in body and not _OOM.search(body):
+        if "CUDA error: " in body and not _OOM.search(body) and not _CUDA_GOES_ON.search(body):
             m = _CUDA_ERROR.search(body)
             if m is not None:
                 # A sticky CUDA error said outside a traceback (a job runner's `Error running job: CUDA error:

@@ -35,22 +35,31 @@ _FINISHED = (
     ),
     # PyTorch's fine-tuning tutorial, copied into many loops: `Training complete in 2m 30s`, and with the
     # model's name when a script trains several: `Training SqueezeNetBypass complete in 96m 21s`
-    ("tutorial", re.compile(r"^Training (?:[\w.-]+ )?complete in \d{1,9}[hms]")),
+    # (not a phase's: `Training epoch complete in 45s`)
+    (
+        "tutorial",
+        re.compile(r"^Training (?!(?:epoch|step|batch|iter|data|phase)\b)(?:[\w.-]+ )?complete in \d{1,9}[hms]"),
+    ),
     # A loop's early stop, said as the end: `no optimization for a long time, early stop....`,
-    # `Early stopping triggered`, `Early stopping at epoch 12` (not a patience counter or a setting)
+    # `Early stopping triggered`, `Early stopping at epoch 12` (not a patience counter or a setting:
+    # `Using early stopping.`, `early stopping at epoch 50 if no improvement`)
     (
         "early_stop",
         re.compile(
             r"\b[Ee]arly[ _-]?[Ss]top(?:ping|ped)?"
-            r"(?:\s+(?:triggered|at (?:epoch|step|iter|iteration)\b)|\s*[.!]+\s*$|\s*$)"
+            r"(?:\s+triggered\b|\s+at (?:epoch|step|iter|iteration)\s+\d{1,9}\s*[.!]?\s*$|\.{2,}\s*$)"
         ),
     ),
     # Chinese loops: `训练完成!` (training complete), `训练结束` (training ended)
-    ("zh", re.compile(r"训练(?:完成|结束)(?!\s*\d)")),
+    # (not an epoch's or round's: `第1轮训练完成`, `Epoch 1 训练结束, 开始验证`; nor `训练完成度`, `训练结束后`)
+    ("zh", re.compile(r"^(?!.*(?:第\s*\d+\s*[轮个次]|[Ee]poch\s*\d|本轮)).*训练(?:完成|结束)(?![度后])(?!\s*\d)")),
     # `No improvement over 5 epochs, stop training` (a loop's own patience ran out)
     (
         "early_stop",
-        re.compile(r"\b(?:[Nn]o improvement|not improv\w*|did not improve)\b.{0,80}\bstop(?:ping)? training\b"),
+        re.compile(
+            r"\b(?:[Nn]o improvement|not improv\w*|did not improve)\b(?!.*\b(?:will|would|if|patience)\b)"
+            r".{0,80}\bstop(?:ping)? training\b"
+        ),
     ),
     # LSF's job report after the job's output: `Successfully completed.`
     ("lsf", re.compile(r"^Successfully completed\.$")),

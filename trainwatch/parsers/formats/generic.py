@@ -274,7 +274,11 @@ _EVAL_DESC = re.compile(r"(?<!\w-)(?<!\w_)" + EVAL_WORD.pattern, re.I)
 
 
 # The names of a report's figures beside the contract's: a loss's or an evaluation's.
-_FIGURE = re.compile(r"loss|acc|auc|(?:^|_)ap(?:_|$)|f1|ppl|perplexity|iou|dice|map|bleu|wer|cer|score|reward|return")
+_BEST = re.compile(r"(?:best|min|max|prev|previous|lowest|highest)_")
+_FIGURE = re.compile(
+    r"^(?:\w+_)?"
+    r"(?:loss|acc|accuracy|auc|ap|f1|ppl|perplexity|iou|miou|dice|map|bleu|wer|cer|score|reward|return)(?:_|$)"
+)
 _STEPS_DESC = re.compile(r"\b(?:[Ss]teps?|STEPS?|[Gg]lobal[ _][Ss]tep)\s*\Z")
 
 
@@ -419,7 +423,7 @@ class GenericParser(Parser):
         self._header: _Header | None = None  # a step named on a line of its own, its values on the lines under it
 
     def feed(self, text: str, line: Line, out: Emitter) -> bool:
-        if escaped.CR in text and "|" in text:
+        if escaped.CR in text and "%|" in text:
             # a bar redrawn under rsyslog / SageMaker (`#015` for each `\r`): each frame as the terminal showed it
             *shown, last = escaped.frames(text) or [""]
             understood = False
@@ -728,8 +732,9 @@ class GenericParser(Parser):
         if wrap is None or line_no != wrap.line + 1 or wrap.tail:
             return False
         names = reading.metrics.keys()
-        if not all(n in CONTRACT_METRICS or _FIGURE.search(n) for n in names):
-            return False  # (`start 23 epoch`, Jupyter's `CPU times: user 2min`: no figure of a report)
+        # (`start 23 epoch`, Jupyter's `CPU times: user 2min`, `best_acc: 0.91`: no figure of a report)
+        if not all(n in CONTRACT_METRICS or _FIGURE.search(n) for n in names) or all(map(_BEST.match, names)):
+            return False
         # (not a line still held: `Resuming from epoch 5, best_acc: 0.31` then `loss: 0.50, val_loss: 0.30`)
         reported = wrap.reported
         if wrap.held is not None or wrap.step != self._last_step or not reported or not names.isdisjoint(reported):

@@ -20,6 +20,8 @@ from trainwatch.records import Event, Record, Step
 # A NaN/inf in these is a `nan` event (other metrics, e.g. a ratio, may legitimately be inf).
 NAN_WATCHED = ("loss", "grad_norm", "eval_loss")
 _INFINITE = (math.inf, -math.inf)
+# (`best_recon_loss: inf`, `min_g_loss: inf`: a best-so-far started at inf; the scaler's `loss_scale`)
+_NOT_TERM = re.compile(r"(?:^|_)(?:best|min|max|lowest|prev|previous|init|initial)_|loss_scale")
 _LOSS_TERM = re.compile(r"(?:^|_)(?:loss|smooth_?l1|l1|l2|mse|mae|kl|nll|bce|xent|cross_?entropy)(?:_|$)")
 # Unranked step keys remembered per segment to recognise the same line from other ranks.
 SEEN_UNRANKED_MAX = 4096
@@ -125,7 +127,7 @@ def step_records(pending: PendingStep, source: str, attempt: int) -> list[Record
         watched = [
             n
             for n, v in metrics.items()
-            if (v != v or v in _INFINITE) and _LOSS_TERM.search(n) and "loss_scale" not in n
+            if (v != v or v in _INFINITE) and _LOSS_TERM.search(n) and not _NOT_TERM.search(n)
         ][:1]
     for name in watched:
         value = metrics[name]
