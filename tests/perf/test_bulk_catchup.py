@@ -626,3 +626,18 @@ def test_a_catch_up_leaves_the_garbage_collector_as_it_found_it(
 def _catch_up() -> catchup.CatchUp:
     parser = SourceParser("s", new_parsers(), lambda record: None)
     return parser._catchup
+
+
+def test_timer_lines_alone_count_their_own_steps_in_bulk_as_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loop printing only DeepSpeed's old `0/N, SamplesPerSec=` lines (no engine `step=N`): each line
+    is its own step on both paths (the bulk template's step is the per-line parser's)."""
+    monkeypatch.setattr(catchup, "BULK_SLICE", 512)
+    texts = [
+        f"[2021-01-26 21:{i // 60 % 60:02d}:{i % 60:02d},613] [INFO] [timer.py:166:stop] 0/{10 * i}, "
+        f"SamplesPerSec={36 + i / 1000}"
+        for i in range(1, 400)
+    ]
+    bulk = _records_to_store(texts, True)
+    assert bulk == _records_to_store(texts, False)
+    (steps,) = [v[0] for k, v in bulk["store"]["series"].items() if "running_avg_samples_per_s" in k]
+    assert steps[:3] == [_r(10.0), _r(20.0), _r(30.0)] and steps[-1] == _r(3990.0)

@@ -334,13 +334,10 @@ class DeepSpeedParser(Parser):
         parts = [*head, m.group("mid"), INT, "/", INT, ", SamplesPerSec=", NUMBER, m.group("rest")]
 
         def step_now(groups: tuple[str, ...]) -> int | None:
-            return self._cur if self._cur is not None else int(groups[2])
+            return self._timer_step(int(groups[2]), commit=False)
 
         def on_line(groups: tuple[str, ...]) -> int | None:
-            if self._cur is None:
-                self._cur = int(groups[2])
-                self._cur_has_opt = True
-            return self._cur
+            return self._timer_step(int(groups[2]), commit=True)
 
         return BulkTemplate(
             self,
@@ -499,13 +496,19 @@ class DeepSpeedParser(Parser):
                 return False
             metrics = {"running_avg_samples_per_s": avg, "epoch": float(int(m.group("epoch")))}
             printed = int(m.group("step"))
-        if self._cur is None or self._cur == self._timer_set:
-            # the engine's step unknown (no `step=N` nor breakdown line moved the count since the timer set
-            # it): the timer's own count, line after line (a loop printing only `0/130, SamplesPerSec=`)
+        out.step(self._timer_step(printed, commit=True), metrics)
+        return True
+
+    def _timer_step(self, printed: int, *, commit: bool) -> int:
+        """The step of a timer.py line: the engine's, or, while it is unknown (no `step=N` nor breakdown
+        line moved the count since a timer line set it), the timer's own count, line after line (a loop
+        printing only `0/130, SamplesPerSec=`)."""
+        if self._cur is not None and self._cur != self._timer_set:
+            return self._cur
+        if commit:
             self._cur = self._timer_set = printed
             self._cur_has_opt = True
-        out.step(self._cur, metrics)
-        return True
+        return printed
 
     # -------------------------------------------------------------- events
     def _overflow(self, m: re.Match[str], out: Emitter) -> bool:
