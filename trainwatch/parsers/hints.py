@@ -16,13 +16,15 @@ import re
 class Hinted:
     """`pattern`, searched only in text that holds one of `hints`."""
 
-    __slots__ = ("hints", "regex")
+    __slots__ = ("ascii_hints", "hints", "regex")
 
     def __init__(self, pattern: str, hints: tuple[str, ...]) -> None:
         self.regex = re.compile(pattern)
         self.hints = hints
+        # (most lines are ASCII, which `isascii` knows without a scan: the other hints are not looked for there)
+        self.ascii_hints = tuple(h for h in hints if h.isascii())
 
     def search(self, text: str) -> re.Match[str] | None:
-        if not any(map(text.__contains__, self.hints)):
+        if not any(map(text.__contains__, self.ascii_hints if text.isascii() else self.hints)):
             return None
         return self.regex.search(text)
