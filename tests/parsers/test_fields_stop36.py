@@ -122,6 +122,8 @@ def test_a_keras_log_still_reads_its_epoch_headers_once() -> None:
         "no optimization for a long time, early stop....",
         "Early stopping triggered.",
         "Early stopping at epoch 12",
+        # Lightning's EarlyStopping callback
+        "Monitored metric val_loss did not improve in the last 3 records. Best score: 0.123. Signaling Trainer to stop.",
     ],
 )
 def test_the_tutorials_end_and_an_early_stop_finish_the_run(line: str) -> None:

@@ -61,6 +61,9 @@ _FINISHED = (
             r".{0,80}\bstop(?:ping)? training\b"
         ),
     ),
+    # Lightning's EarlyStopping: `Monitored metric val_loss did not improve in the last 3 records. Best score:
+    # 0.123. Signaling Trainer to stop.`
+    ("early_stop", re.compile(r"\bSignaling Trainer to stop\.")),
     # LSF's job report after the job's output: `Successfully completed.`
     ("lsf", re.compile(r"^Successfully completed\.$")),
     # DeepSpeed's launcher, once per local rank: `[launch.py:318:main] Process 9104 exits successfully.`
