@@ -41,6 +41,7 @@ The build directory is BENCH_DIR (default: $TMPDIR/trainwatch-bench).
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import shutil
@@ -566,6 +567,13 @@ def main() -> None:
     skip = set(filter(None, os.environ.get("BENCH_SKIP", "").split(",")))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
     print("ratio = measured / target; <= 1 meets the target")
+    # Every start below runs trainwatch as an installed copy has it: byte-compiled (pip compiles a
+    # wheel's modules; an editable install's first run writes them). Under PYTHONDONTWRITEBYTECODE,
+    # nothing would ever write them and each timed start would compile every module again.
+    fresh = compileall.compile_dir(str(ROOT.parent / "trainwatch"), quiet=1)
+    print(
+        f"bytecode: trainwatch/ byte-compiled before timing ({'ok' if fresh else 'errors'}; PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})"
+    )
     sections: list[tuple[str, Any]] = [
         ("truth", lambda: truth(size_mb)),
         ("catchup", lambda: catchup(size_mb)),

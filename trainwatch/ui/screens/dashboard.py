@@ -34,7 +34,7 @@ from trainwatch.ui.judging import Judging
 from trainwatch.ui.messages import Judged
 from trainwatch.ui.redraw import CHARTS, NUMBERS, RedrawScheduler
 from trainwatch.ui.tabs import TABS, tab_label
-from trainwatch.ui.widgets.chart import Chart
+from trainwatch.ui.widgets.chart import Chart, warm_up_charts
 from trainwatch.ui.widgets.events import EventsTable
 from trainwatch.ui.widgets.findings import FindingsList
 from trainwatch.ui.widgets.header import (
@@ -57,6 +57,10 @@ NARROW_WIDTH = 110
 # Charts that took longer than this to draw last time are drawn one per event-loop turn, so
 # keys and the header's numbers never wait behind them.
 INLINE_S = 0.03
+# Charts do not draw within this long of a numbers redraw: the screen paints the numbers first
+# (Textual paints on its next idle, at most 60 times a second; a chart redraw takes tens to
+# hundreds of ms, and the first imports plotext, while the header's new step would wait).
+PAINT_S = 0.05
 LOCK_WAIT_S = 0.005  # a redraw waits this long for the store, else it is retried...
 RETRY_S = 0.05  # ...this much later
 
@@ -79,6 +83,8 @@ class DashboardScreen(Screen[None]):
         self._charted: list[str] | None = None  # the metrics _ensure_charts last laid out
         self._draw_cost = self._drawn = 0.0  # the charts' share of a charts redraw, the last time
         self._ready = False
+        self._numbers_at = -1.0  # monotonic time of the last numbers redraw (charts wait for its paint)
+        self._charts_deferred = False  # a charts redraw is waiting for that paint
         self._header_key: tuple[int, int, int] | None = None  # what the header's record-derived parts were taken at
         self._header_data: tuple[list[int], dict[str, list[int]], Progress] = ([], {}, NO_PROGRESS)
         self._sources_shown: SourcesShown | None = None  # the sources line as of the last news
@@ -114,7 +120,8 @@ class DashboardScreen(Screen[None]):
         self._ready = True
         self._show_charts(self.app.size)
         self.fast_tick()
-        self.slow_tick()
+        self.slow_tick()  # (after the numbers are painted: `_redraw`)
+        self.call_after_refresh(warm_up_charts, self)
 
     def on_resize(self, event: events.Resize) -> None:
         self._show_charts(event.size)
@@ -182,8 +189,21 @@ class DashboardScreen(Screen[None]):
                 self._later(kind, RETRY_S)
             return
         if kind == CHARTS:
-            self.store.lock.release()
-            self._charts()
+            # The numbers are what a user watches: news they do not show yet (their timer is
+            # later) goes first, and the charts (tens to hundreds of ms; the first draw imports
+            # plotext) wait until the screen has painted them.
+            try:
+                if self.store.version != self.scheduler.numbers_version:
+                    self._numbers()
+            finally:
+                self.store.lock.release()
+            wait = self._numbers_at + PAINT_S - time.monotonic()
+            if wait > 0:
+                if not self._charts_deferred:
+                    self._charts_deferred = True
+                    self.set_timer(wait, self._deferred_charts)
+            else:
+                self._charts()
             return
         try:
             self._numbers()
@@ -214,7 +234,13 @@ class DashboardScreen(Screen[None]):
         pipeline = self.twapp.pipeline
         if pipeline is not None and pipeline.history_waits(version):
             self.call_after_refresh(pipeline.release_history)  # the windows are on screen: now the history
+        self._numbers_at = time.monotonic()
         self.scheduler.ran(NUMBERS, time.monotonic(), time.thread_time() - start)
+
+    def _deferred_charts(self) -> None:
+        self._charts_deferred = False
+        if self._alive():
+            self._charts()
 
     def _charts(self) -> None:
         now = time.monotonic()

@@ -63,6 +63,17 @@ def colour(i: int) -> int:
     return PALETTE[i % len(PALETTE)]
 
 
+def warm_up_charts(host: Widget) -> None:
+    """Import plotext in a thread worker of `host` (the dashboard, once its numbers are on screen):
+    the import takes ~0.3-0.4 s, which the first chart redraw would otherwise spend on the UI
+    thread while the header waits for the event loop. (A draw that comes first imports it itself.)"""
+    host.run_worker(_import_plotext, thread=True, group="warm-up", exit_on_error=False)
+
+
+def _import_plotext() -> None:
+    import plotext  # noqa: F401
+
+
 @gc_paused()  # (a redraw is thousands of plotext objects: a collection in it cost a third of its time)
 def render_chart(
     traces: list[Trace],
