@@ -273,3 +273,26 @@ async def test_small_and_large_terminals(size: tuple[int, int]) -> None:
         assert shown and (len(shown) <= 2 if size[0] == 80 else len(shown) >= 4)
         assert app.screen.has_class("narrow") == (size[0] == 80)
         assert SOURCE in header_text(app)
+
+
+async def test_charts_wait_for_the_numbers_to_be_painted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chart redraw (tens to hundreds of ms; the first imports plotext) right after a numbers
+    redraw waits until the screen has painted the header's new step: the step is not held back."""
+    path, _ = seed_head(tmp_path, 100)
+    app = TrainwatchApp([str(path)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert await wait_for(pilot, lambda: "step 100 of" in header_text(app)), header_text(app)
+        await pilot.pause(0.3)
+        drawn: list[str] = []
+        real = Chart.redraw
+        monkeypatch.setattr(Chart, "redraw", lambda self, view: drawn.append(self.metric) or real(self, view))
+        dashboard = app.dashboard
+        dashboard._draw_cost = 0.0  # charts cheap the last time draw inline, not each on a turn of its own
+        dashboard.fast_tick()
+        dashboard.slow_tick()  # in the same turn: nothing painted yet
+        assert drawn == []
+        assert await wait_for(pilot, lambda: "loss" in drawn), drawn
+        drawn.clear()
+        await pilot.pause(0.1)
+        dashboard.slow_tick()  # long after the numbers: without waiting for another paint
+        assert await wait_for(pilot, lambda: "loss" in drawn), drawn
