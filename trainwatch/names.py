@@ -369,7 +369,7 @@ _EVAL_LOSS_ENDS = ("_val_loss", "_valid_loss", "_eval_loss", "_test_loss", "_eva
 # An evaluation set's loss by its name: wav2letter's `dev-clean-loss`, `valid_0_loss`, `test-other-loss`.
 _EVAL_SET_LOSS = re.compile(r"^(?:dev|val|valid|validation|test|eval)_[a-z0-9_]{1,30}_loss$")
 _LOSS_WORDS = frozenset(("loss", "losses"))  # (`total_losses:1.578` beside `cls_loss`, `reg_loss`)
-_TOTAL_LOSS = re.compile(r"^(?:total_loss(?:es)?|loss_total)(?:_[a-z0-9]{1,8})?$|^[a-z0-9]{1,8}_total_loss$")
+_TOTAL_LOSS = re.compile(r"^(?:(?:total|tot)_loss(?:es)?|loss_total)(?:_[a-z0-9]{1,8})?$|^[a-z0-9]{1,8}_total_loss$")
 # Words that make a name holding `loss` something else than a loss (`loss_scale`, `num_loss_tokens`).
 _NOT_A_LOSS = frozenset("scale scaler tokens token count num n weight weights coef ratio lambda factor fn type".split())
 # Words that make a `*_loss` another figure than the training loss (an evaluation's, a best so far).
@@ -393,7 +393,7 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
     if "eval_loss" not in metrics:
         # `clip_val_loss`, `test_loss` (DeiT's log.txt: its evaluation on the test split)
         for key in metrics:
-            if key == "test_loss" or key.endswith(_EVAL_LOSS_ENDS):
+            if key in ("test_loss", "evaluation_loss", "validation_loss") or key.endswith(_EVAL_LOSS_ENDS):
                 metrics["eval_loss"] = metrics.pop(key)
                 break
         else:
@@ -402,6 +402,15 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
             named = [k for k in metrics if k.endswith("_loss") and _EVAL_SET_LOSS.match(k)]
             if len(named) == 1:
                 metrics["eval_loss"] = metrics.pop(named[0])
+
+
+# Figures of quality, not terms of a loss: a total beside them is no loss.
+_QUALITY = frozenset(
+    "acc accuracy f1 precision recall auc map iou miou bleu rouge top1 top5 score reward return returns"
+    " correct err error wer cer psnr ssim fid".split()
+)
+# The parts of a time (`data=0.01 fwd=0.2 bwd=0.1 total=0.35`): their total is no loss.
+_TIME_WORDS = re.compile(r"time|data|fwd|bwd|forward|backward|optim|comm|sync|wait|load|io\b|^t_|_t$|_s$|_ms$")
 
 
 def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str] = frozenset()) -> None:
@@ -418,6 +427,15 @@ def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str
         words = losses[0].split("_")
         if losses[0] not in CANONICAL and _NOT_TRAINING.isdisjoint(words) and _NOT_A_LOSS.isdisjoint(words):
             metrics["loss"] = metrics.pop(losses[0])
+    elif not losses and "total" in metrics and "total" not in listed and not metrics["total"].is_integer():
+        # Leela's `policy=6.17 mse=0.17 reg=0.37 total=7.24`: a bare total beside the terms it adds up
+        # (two or more figures of no contract name, none a time) is the loss; not a count, not a time's total
+        terms = [k for k in metrics if k != "total" and k not in CONTRACT_METRICS]
+        if len(terms) >= 2 and not any(
+            _TIME_WORDS.search(k) or not (_NOT_A_LOSS.isdisjoint(k.split("_")) and _QUALITY.isdisjoint(k.split("_")))
+            for k in terms
+        ):
+            metrics["loss"] = metrics.pop("total")
 
 
 # Labels of the time one step takes (seconds unless a unit says otherwise).
@@ -436,6 +454,7 @@ STEP_TIME_KEYS = frozenset(
         "s_batch",
         "secs_batch",
         "time_per_step",
+        "timer",  # ssd.pytorch: `iter 90 || Loss: 16.6367 || timer: 0.2197 sec.`
         "time_per_iter",
         "time_per_iteration",
         "time_per_batch",

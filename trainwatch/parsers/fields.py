@@ -82,7 +82,8 @@ _UNIT_ATTACHED = re.compile(
 # A unit after a space (`0.52 s`, `(0.982 sec)`, `29403 tok/s`, `1.2 it/s`, `3.1 GiB`).
 _UNIT_SPACED = re.compile(
     r"[ \t](?:ms|sec|secs|seconds?|s|min|mins|[KMGT]i?B"
-    r"|(?:it|its|tok|toks|tokens?|samples?|img|imgs|images|ex|examples|seqs?|steps?|iters?|batch(?:es)?|updates?|ups|words|wrd)/(?:s|sec|second)"
+    r"|(?:it|its|tok|toks|tokens?|samples?|img|imgs|images|ex|examples|seqs?|steps?|iters?|batch(?:es)?|updates?|ups|words|wrd"
+    r"|pos|positions|utts?|utterances|sents?|sentences|pairs|graphs|docs|instances|clips|videos)/(?:s|sec|second)"
     r"|(?:s|sec|ms)/(?:it|iter|step|batch))(?![\w/])"
     r"(?![ \t]*[:=])"  # (`531.2 samples/sec: 0.008`: the next field's key, not this value's unit)
 )
@@ -218,6 +219,21 @@ _RATE_UNITS = {
     "examples/s": "samples_per_s",
     "seq/s": "samples_per_s",
     "seqs/s": "samples_per_s",
+    # other data items a run counts (Leela's `(4083.19 pos/s)` board positions, speech's utterances)
+    "pos/s": "samples_per_s",
+    "positions/s": "samples_per_s",
+    "utt/s": "samples_per_s",
+    "utts/s": "samples_per_s",
+    "utterances/s": "samples_per_s",
+    "sent/s": "samples_per_s",
+    "sents/s": "samples_per_s",
+    "sentences/s": "samples_per_s",
+    "pairs/s": "samples_per_s",
+    "graphs/s": "samples_per_s",
+    "docs/s": "samples_per_s",
+    "instances/s": "samples_per_s",
+    "clips/s": "samples_per_s",
+    "videos/s": "samples_per_s",
     "step/s": "it_per_s",
     "steps/s": "it_per_s",
     "iter/s": "it_per_s",

@@ -12,6 +12,7 @@ from typing import Any
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter
+from trainwatch.parsers.fields import read_fields
 from trainwatch.parsers.formats._tqdm import BAR_BEFORE
 
 _CKPT_PATTERNS = (
@@ -56,6 +57,8 @@ _CKPT_PATTERNS = (
         r"(?:(?:到|至|于|在)\s*[:：]?\s*(?P<path6>[^\s，,]*[/.][^\s，,]*))?(?:\s*$|\s*[，,。!！])|模型已?保存(?!路径|间隔)"
         r"|完成第\d{1,12}\S{0,4}保存|保存(?:完成|成功)"
     ),
+    # ba-dls-deepspeech: `Checkpointing model to: ./model/` (the verb itself, with where)
+    re.compile(r"^(?:.*\s)?[Cc]heckpointing (?:the )?(?:model|weights|state)s? (?:to|in|into|at):? (?P<path7>\S+)"),
     # PyTorch-BigGraph: `Writing the checkpoint...` (after `checkpointing global state`)
     re.compile(r"\b(?:[Ww]riting|[Ww]rote) (?:the |a )?checkpoint\b(?! (?:config|metadata))"),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
@@ -110,6 +113,14 @@ def _save_id(path: str) -> str | None:
 _APART = 8
 
 
+def _report_before(body: str, end: int) -> int | None:
+    """The step of a progress report before the save's words (a step counter and figures), if any."""
+    if end < 16:
+        return None
+    reading = read_fields(body[:end])
+    return reading.step if reading is not None and reading.step is not None and reading.metrics else None
+
+
 class Checkpoints:
     """Reads the checkpoint saves of one source."""
 
@@ -157,8 +168,12 @@ class Checkpoints:
                 self._last_checkpoint = (save_id, out.last_step(), line.no)
             at = _CKPT_STEP.match(body)
             step = int(at.group(1)) if at else int(groups["iteration"]) if groups.get("iteration") else None
+            report = _report_before(body, m.start()) if step is None else None
+            if report is not None:
+                step = report
             out.event("checkpoint", "info", body, data, line=line.no, step=step)
             # A message glued after a progress bar (`...| 500/500 [06:52<00:00]Model weights saved in`):
-            # the bar before it is still offered to the formats that read bars.
-            return not BAR_BEFORE.search(body, 0, m.start())
+            # the bar before it is still offered to the formats that read bars; so is a step's report
+            # the save ends (tesseract's `At iteration 900/900/900, Mean rms=0.841%, ... wrote checkpoint.`).
+            return report is None and not BAR_BEFORE.search(body, 0, m.start())
         return False

@@ -43,7 +43,7 @@ _PREFILTER = Hinted(
     r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
     r"|Training (?:is )?(?:finished|complete|[Dd]one)|Finished [Tt]raining|done training|done, took|Successfully completed|\^C"
     r"|Training [\w.-]+ complete in|[Ee]arly[ _-]?[Ss]top(?:ping|ped)?(?: triggered| at |\.\.)|CUDA error: |保存|训练完成"
-    r"|训练结束|[Dd]ump|improv|Signaling Trainer to stop",
+    r"|训练结束|[Dd]ump|improv|Signaling Trainer to stop|: Assertion [`'].*' failed",
     (
         "ignal", "SIG", "KeyboardInterrupt", "exitcode", "out of memory", "OutOfMemory", "atchdog", "NCCL", "nccl",
         "heckpoint", "av", "SAV", "Training ", "stopped: `max_", "finished", "done training", "done, took", "Done waiting", "after training is done",
@@ -52,6 +52,7 @@ _PREFILTER = Hinted(
         "egmentation fault", "Terminated", "Bus error", "Illegal instruction", "Floating point exception",
         "End of training", "Finished ", "Successfully completed", "terminate called", "TERM_", "^C",
         "arly", "CUDA error: ", "保存", "训练完成", "训练结束", "ump", "improv", "Signaling Trainer",
+        ": Assertion ",
     ),
 )  # fmt: skip
 _TRAINING_TIME = re.compile(r"(?:Total )?[Tt]raining [Tt]ime")

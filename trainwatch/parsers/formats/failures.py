@@ -65,6 +65,9 @@ _LSF_TERM = re.compile(
 )
 _CUDA_ERROR = re.compile(r"\bCUDA error: (?P<what>[A-Za-z][^\n]{3,160}?)\.?\s*$")
 _CUDA_GOES_ON = re.compile(r"[Ww]arning|retry|retrying|skipping|skipped|falling back|ignored|ignoring")
+# glibc's failed `assert()` (the process aborts right after): `lstmtraining: ../ccutil/genericvector.h:696:
+# T& GenericVector<T>::operator[](int) const [with T = char]: Assertion `index >= 0' failed.`
+_C_ASSERT = re.compile(r"^\S{1,200}: \S{1,300}:\d{1,9}: .{0,400}: Assertion [`'](?P<what>.{1,300})' failed\.?\s*$")
 _CPP_TERMINATE = re.compile(r"\bterminate called after throwing an instance of '(?P<what>[^']+)'")
 _SIGNALS_ENUM = re.compile(r"<?Signals\.(SIG[A-Z0-9]+)(?::\s*(\d{1,18}(?!\d)))?>?")
 SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) received by PID (\d{1,18}(?!\d))")
@@ -194,6 +197,10 @@ class Failures:
                 rank=rank,
                 line=line.no,
             )
+            return True
+        m = _C_ASSERT.match(text) if "Assertion" in text else None
+        if m is not None:
+            self.crash(text, {"exception": "assertion failed", "error": m.group("what")}, line.no, out, rank)
             return True
         m = _CPP_TERMINATE.search(text)
         if m is not None:

@@ -1,0 +1,96 @@
+"""Line forms of held-out logs read at stop 37 (each case names its source): a rate of other data items,
+a bare total beside the terms it adds up, a step report a save ends, glibc's failed assert, and a few
+names (an evaluation's loss in full, a total loss abbreviated, a timer)."""
+
+from __future__ import annotations
+
+import pytest
+from _feed import events, feed, steps
+
+from trainwatch.parsers.fields import read_fields
+
+_LEELA = [  # glinscott/leela-chess PR #104: its TF trainer's step lines, then a save
+    "step 100, policy=6.17128 mse=0.174783 reg=0.373261 total=7.24368 (4083.19 pos/s)",
+    "step 200, policy=5.18683 mse=0.038592 reg=0.374614 total=5.71581 (4920.47 pos/s)",
+    "step 300, policy=4.46734 mse=0.0172791 reg=0.374793 total=4.91125 (5090.22 pos/s)",
+]
+
+
+def test_a_bare_total_beside_its_terms_is_the_loss_and_positions_per_second_are_samples() -> None:
+    got = steps(feed(_LEELA))
+    assert [s.step for s in got] == [100, 200, 300]
+    assert got[0].metrics["loss"] == 7.24368 and got[0].metrics["samples_per_s"] == 4083.19
+    assert got[0].metrics["policy"] == 6.17128  # (the terms keep their names)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "iter 5 data=0.01 fwd=0.2 bwd=0.1 total=0.35",  # the parts of a step's time
+        "step 5 acc=0.5 f1=0.4 total=0.9",  # figures of quality
+        "step 5 samples=64 tokens=2048 total=2112",  # a count
+        "step 5 loss=2.5 ce=1.0 total=3.5",  # a loss is named: it stays the loss
+    ],
+)
+def test_a_total_beside_other_figures_is_no_loss(line: str) -> None:
+    reading = read_fields(line)
+    assert reading is not None
+    assert reading.metrics.get("loss") in (None, 2.5), reading.metrics
+
+
+def test_a_rate_of_other_data_items_is_samples_per_second() -> None:
+    for unit in ("pos/s", "utt/s", "sents/s", "pairs/s", "graphs/s"):
+        reading = read_fields(f"step 3, loss=1.5, 250.5 {unit}")
+        assert reading is not None and reading.metrics.get("samples_per_s") == 250.5, unit
+
+
+_TESSERACT = [  # tesseract-ocr/tesseract issue #561: lstmtraining's progress, each a save, then an assert
+    "At iteration 700/700/700, Mean rms=0.851%, delta=48.119%, char train=101.439%, word train=100%, skip ratio=0%,"
+    "  New worst char error = 101.439 wrote checkpoint.",
+    "At iteration 800/800/800, Mean rms=0.845%, delta=47.162%, char train=101.229%, word train=100%, skip ratio=0%,"
+    "  New worst char error = 101.229 wrote checkpoint.",
+    "At iteration 900/900/900, Mean rms=0.841%, delta=46.594%, char train=101.075%, word train=100%, skip ratio=0%,"
+    "  New worst char error = 101.075 wrote checkpoint.",
+    "[Thread 0x7f47352d0700 (LWP 422) exited]",
+    "lstmtraining: ../ccutil/genericvector.h:696: T& GenericVector<T>::operator[](int) const [with T = char]: "
+    "Assertion `index >= 0 && index < size_used_' failed.",
+]
+
+
+def test_a_step_report_a_save_ends_is_both_and_a_failed_assert_is_a_crash() -> None:
+    records = feed(_TESSERACT)
+    assert [s.step for s in steps(records)] == [700, 800, 900]
+    assert [e.step for e in events(records, "checkpoint")] == [700, 800, 900]
+    crash = events(records, "crash")
+    assert len(crash) == 1 and crash[0].data["error"] == "index >= 0 && index < size_used_"
+
+
+def test_a_save_line_without_a_report_is_still_only_a_save() -> None:
+    records = feed(["Epoch 5: saving model to ckpt.pt", "iter 10: saving checkpoint to out/ckpt_10.pt"])
+    assert len(events(records, "checkpoint")) == 2
+    assert steps(records) == []
+
+
+def test_checkpointing_the_model_is_a_save() -> None:
+    # baidu-research/ba-dls-deepspeech issue #28
+    line = "2017-08-14 17:44:25,415 INFO    (utils) Checkpointing model to: ./model/"
+    assert len(events(feed([line]), "checkpoint")) == 1
+    assert events(feed(["Checkpointing is enabled every 5 epochs"]), "checkpoint") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "value"),
+    [
+        ("2024-07-26 15:25:38,778 - step: 0, evaluation_loss: 1.11044e+04", "eval_loss", 11104.4),  # SEDD
+        ("iter 90 || Loss: 16.6367 || timer: 0.2197 sec.", "step_time_s", 0.2197),  # ssd.pytorch
+        ("global iter: 13/ 5000| tot_loss: 2.3541 | rl_loss: -0.0407 | pt_loss: 2.3948", "loss", 2.3541),  # MiniLLM
+    ],
+)
+def test_names_read_off_held_out_logs(line: str, name: str, value: float) -> None:
+    reading = read_fields(line)
+    assert reading is not None and reading.metrics.get(name) == value, reading
+
+
+def test_a_message_about_assertions_is_no_crash() -> None:
+    lines = ["Assertion checks enabled: True", "step 1 loss 2.0 note: Assertion `x' failed would be bad"]
+    assert events(feed(lines), "crash") == []
