@@ -275,6 +275,7 @@ SYNONYMS: dict[str, str] = {
     "grad_norm_total": "grad_norm",
     "gradnorm": "grad_norm",
     "gnorm": "grad_norm",  # fairseq
+    "g_n": "grad_norm",  # tensorflow/nmt and its forks: `gN 5.63`, the global gradient norm
     "grdn": "grad_norm",  # LeRobot
     "grad": "grad_norm",  # `loss 1.47 | lr 1.8e-04 | grad 0.075`: the gradient's norm, the one figure a loop prints of it
     "norm": "grad_norm",  # build-nanogpt / llm.c / nanoGPT forks: `norm: 27.0154`, the clip_grad_norm_ result
@@ -354,7 +355,8 @@ WEAK_SYNONYMS: dict[str, str] = {
     "cross_entropy": "loss",  # TF's retrain / tutorials: `Step 80: Cross entropy = 0.037101`
     "ce_loss": "loss",
     "nll_loss": "loss",
-    "log_loss": "loss",  # LightGBM: `training's log loss: 0.0046`
+    "log_loss": "loss",
+    "logloss": "loss",  # ctrNet-tool, CTR models: `logloss 0.191605`  # LightGBM: `training's log loss: 0.0046`
     "grad_scale": "loss_scale",  # audiocraft / fairseq2: the AMP grad scaler's scale
     "avg_tokens_per_second": "tokens_per_s",
     "train_tokens_per_second": "tokens_per_s",
@@ -454,6 +456,7 @@ STEP_TIME_KEYS = frozenset(
         "s_batch",
         "secs_batch",
         "time_per_step",
+        "latency",  # OneFlow's model zoo: `Rank[0], Step 46, Loss 3.1016, Latency 18.955 ms`
         "timer",  # ssd.pytorch: `iter 90 || Loss: 16.6367 || timer: 0.2197 sec.`
         "time_per_iter",
         "time_per_iteration",

@@ -94,3 +94,77 @@ def test_names_read_off_held_out_logs(line: str, name: str, value: float) -> Non
 def test_a_message_about_assertions_is_no_crash() -> None:
     lines = ["Assertion checks enabled: True", "step 1 loss 2.0 note: Assertion `x' failed would be bad"]
     assert events(feed(lines), "crash") == []
+
+
+def test_tf_nmt_style_lines_the_global_norm_and_a_ctime_date() -> None:
+    # guoday/ctrNet-tool issue #8: `gN` the global gradient norm, `logloss` the loss, C's ctime date no value
+    reading = read_fields("  epoch 0 step 200 lr 0.001 logloss 0.191605 gN 0.28, Wed Jul  3 17:13:58 2019")
+    assert reading is not None and reading.step == 200
+    assert reading.metrics == {"lr": 0.001, "loss": 0.191605, "grad_norm": 0.28}
+
+
+def test_a_rank_bracket_prefix_and_latency_per_step() -> None:
+    # Oneflow-Inc/models PR #385 (DeepFM): the rank prefix, the step's latency, an AUC line of the same step
+    got = steps(
+        feed(
+            [
+                "Rank[0], Step 46, Loss 3.1016, Latency 18.955 ms, Throughput 3376.5, 2022-09-07 07:53:35",
+                "Rank[0], Step 46, AUC 0.60486, Eval_time 0.02 s, AUC_time 0.00 s, Eval_samples 640, 2022-09-07 07:53:36",
+                "Rank[0], Step 47, Loss 3.3592, Latency 18.216 ms, Throughput 3513.4, 2022-09-07 07:53:36",
+                "Rank[0], Step 47, AUC 0.60486, Eval_time 0.02 s, AUC_time 0.00 s, Eval_samples 640, 2022-09-07 07:53:36",
+            ]
+        )
+    )
+    assert [(s.rank, s.step) for s in got] == [(0, 46), (0, 47)]
+    assert got[0].metrics["loss"] == 3.1016 and got[0].metrics["step_time_s"] == pytest.approx(0.018955)
+
+
+def test_labels_in_brackets_before_a_colon() -> None:
+    # liuslnlp/CoupletAI issue #2: `[epoch]: 199, [batch]: 23900, [loss]: 4.99` after a logging prefix
+    reading = read_fields("2019-08-07 02:59:37,013 - __main__ - INFO - [epoch]: 199, [batch]: 23900, [loss]: 4.99415")
+    assert reading is not None and reading.epoch == 199 and reading.inner == 23900
+    assert reading.metrics["loss"] == 4.99415
+    launcher = read_fields("[default0]: step 5 loss 2.0")  # (a launcher's label stays a prefix)
+    assert launcher is not None and launcher.step == 5
+
+
+def test_a_value_named_before_the_epoch_it_was_read_at() -> None:
+    # pytorch/pytorch issue #14628: `Loss in epoch 0  =  2.16241826098016`, each rank's print
+    reading = read_fields("Loss in epoch 0  =  2.16241826098016")
+    assert reading is not None and reading.epoch == 0 and reading.metrics["loss"] == 2.16241826098016
+
+
+def test_an_evaluation_part_after_a_bar_is_the_evaluations() -> None:
+    # PetarV-/GAT issue #1: `Training: loss = ..., acc = ... | Val: loss = ..., acc = ... | Time: ...`
+    reading = read_fields("Training: loss = 1.63155, acc = 0.50714 | Val: loss = 1.70797, acc = 0.47200 | Time: 16.76")
+    assert reading is not None
+    assert reading.metrics["loss"] == 1.63155 and reading.metrics["eval_loss"] == 1.70797
+
+
+def test_a_phase_word_and_its_epoch_open_the_line() -> None:
+    # antao97/dgcnn.pytorch issue #20: one training and one test line per epoch
+    got = steps(
+        feed(
+            [
+                "Train 0, loss: 1.786924, train acc: 0.819102, train avg acc: 0.410817, train iou: 0.663547",
+                "Test 0, loss: 1.620618, test acc: 0.860112, test avg acc: 0.565714, test iou: 0.710083",
+                "Train 1, loss: 1.550014, train acc: 0.905631, train avg acc: 0.595611, train iou: 0.756627",
+                "Test 1, loss: 1.517117, test acc: 0.903071, test avg acc: 0.603729, test iou: 0.759499",
+            ]
+        )
+    )
+    assert [s.metrics["epoch"] for s in got] == [0, 1]
+    assert got[0].metrics["loss"] == 1.786924 and got[0].metrics["eval_loss"] == 1.620618
+    plain = read_fields("Train 5 loss 2")  # (no comma after the number: not this form)
+    assert plain is not None and plain.epoch is None
+
+
+def test_a_time_over_n_iterations_printed_after_it() -> None:
+    # donnyyou/torchcv issue #8: `Time 91.554s / 100iters, (0.916)`: the one printed, else the quotient
+    reading = read_fields(
+        "Train Epoch: 2\tTrain Iteration: 3300\tTime 91.554s / 100iters, (0.916)\tData load 0.018s / 100iters, (0.000178)"
+    )
+    assert reading is not None and reading.step == 3300
+    assert reading.metrics == {"step_time_s": 0.916, "data_time_s": 0.000178}
+    bare = read_fields("iter 10 time 50.0s / 100 iters")
+    assert bare is not None and bare.metrics["step_time_s"] == pytest.approx(0.5)

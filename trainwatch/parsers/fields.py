@@ -44,7 +44,7 @@ from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 _PREFIX_PART = re.compile(
     r"""[\s|\-:>\]]*(?:
         (?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL):[\w.<>-]+:(?=\w)  # INFO:tensorflow:loss = ...
-      | \[[\w.:-]{1,24}\]:  # launcher labels: [0434:0]:, [default0]:
+      | \[(?!(?i:epoch|epochs|step|steps|iter|iters|iteration|batch|loss|lr)\])[\w.:-]{1,24}\]:  # launcher labels: [0434:0]:, [default0]: (not CoupletAI's `[epoch]: 199`)
       | (?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
       | \[?\d{1,2}([/-])\d{1,2}(?:\1\d{2,4})?[ ,-]+\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?  # `09/02 20:39:12`, `09-02 ...`
       | \[?\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?
@@ -105,7 +105,7 @@ _OVER_STEPS = re.compile(
 # `validation loss at epoch 3 = 0.41` (the counter is read as the line's counter as well).
 _NAMED_AT_COUNTER = re.compile(
     r"(?:^|(?<=[\s|,;:\]]))(?P<label>[A-Za-z][\w/-]*(?: [A-Za-z][\w/-]*){0,3}(?: \([^()]{1,30}\))?) "
-    r"(?:at|@|for|after|in) (?:the )?(?:step|iteration|iter|epoch|batch) \d{1,12}\s?[:=]\s*\Z",
+    r"(?:at|@|for|after|in) (?:the )?(?:step|iteration|iter|epoch|batch) \d{1,12}\s{0,3}[:=]\s*\Z",
     re.I,
 )
 _ASIDE = re.compile(r"\s*\([^()]*\)")
@@ -157,6 +157,9 @@ _ONE_ENTRY = re.compile(r"(?P<key>[A-Za-z_][\w./-]*)\s?[:=]\s?\{\s?['\"]?[\w./-]
 # Printed tensors and arrays around a value: `tensor(0.69`, `tensor([nan]`, `Array(2.1, dtype=float32)`.
 _WRAPPER = re.compile(r"(?<=[\s:=])\s*(?:tensor|Tensor|array|Array|DeviceArray|np\.float\d*|float\d*)\(\[?\s*\Z")
 _PHASE_LABELS = frozenset({"train", "training"})
+_EACH_AFTER = re.compile(r",? ?\((\d{1,9}(?:\.\d{1,12})?)\)")
+_PER_N_STEPS = re.compile(r" ?/ ?(\d{1,9}) ?(?:iters?|iterations?|steps?|batch(?:es)?)\b")
+_PHASE_HEAD = re.compile(r"(?:Train|Training|Test|Testing|Val|Valid|Validation|Eval|Evaluation) ")
 _BATCH_AFTER = re.compile(r"\s*\[\s*\d+\s*/\s*\d+")
 _WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\Z")
 # Patterns anchored at the window's end (`\Z`) are tried by `search` from every position of the
@@ -474,7 +477,7 @@ _GLYPH_BAR = re.compile(r"\[[#=>.\-█▏▎▍▌▋▊▉ ]{3,}\]")
 _COPULAS = frozenset({"is", "was", "are", "equals"})
 _MEASURES = frozenset(("fps", "sps", "per", "time", "sec", "secs", "seconds", "ms", "speed", "rate", "avg", "mean"))
 _PHASE_WORDS = frozenset("train training val valid validation eval evaluation test testing dev".split())
-_BRACKET_KEY = re.compile(r"(?:^|[\s|,;])\[(?P<key>[A-Za-z][A-Za-z_ ./-]{0,30})\][ \t]+\Z")
+_BRACKET_KEY = re.compile(r"(?:^|[\s|,;])\[(?P<key>[A-Za-z][A-Za-z_ ./-]{0,30})\][:=]?[ \t]+\Z")
 _UPPER_LABELS = COUNTER_KEYS | EPOCH_KEYS | BATCH_KEYS | frozenset(("loss", "lr"))
 _KEYWORD_AFTER = re.compile(r",\s*[A-Za-z_]\w*=")
 _LAST_WORD = re.compile(r"(?<![\w.])([A-Za-z][A-Za-z0-9_]*) +$")
@@ -532,8 +535,9 @@ def label_of(window: str) -> str | None:
     wrapped = wrapper_end(window)
     if wrapped is not None:  # `loss tensor(0.69, device=...)`: the wrapper is not the label
         window = window[: wrapped.start()] + " "
-    if window[-1:] in " \t" and window.rstrip(" \t").endswith("]"):
-        b = _BRACKET_KEY.search(window)  # LION's `| [Loss] nan | [step]  1574 |`: the label in brackets
+    if window[-1:] in " \t" and window.rstrip(" \t").endswith(("]", "]:", "]=")):
+        # LION's `| [Loss] nan | [step]  1574 |`, CoupletAI's `[epoch]: 199, [batch]: 23900`: the label in brackets
+        b = _BRACKET_KEY.search(window)
         if b is not None:
             key = b.group("key")
             if key.lower() in _PHASE_WORDS or (key.isupper() and len(key) > 3 and key.lower() not in _UPPER_LABELS):
@@ -672,12 +676,33 @@ def _eval_group(m: re.Match[str]) -> str:
     return m.group("set") + "=" + m.group("open") + _GROUP_KEY.sub("val_", m.group("body")) + m.group(0)[-1]
 
 
+# An evaluation's part of a line, after a bar (GAT's `Training: loss = 1.63, acc = 0.51 | Val: loss = 1.71,
+# acc = 0.47 | Time: ...`): its figures are the evaluation's.
+_EVAL_SEGMENT = re.compile(
+    r"(?<=\|)(?P<head>\s*(?:val|valid|validation|test|eval|dev)\s?:\s)(?P<body>[^|]{1,400})", re.I
+)
+_EVAL_SEGMENT_HINTS = ("| Val", "| val", "| Test", "| test", "| Eval", "| eval", "| Dev", "| dev", "| VAL", "| TEST")
+
+
+def _eval_segment(m: re.Match[str]) -> str:
+    return m.group("head") + _GROUP_KEY.sub("val_", m.group("body"))
+
+
+_WEEKDAYS = ("Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun ")
+_CTIME = re.compile(
+    r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2}"
+    r" \d{2}:\d{2}:\d{2}(?: \d{4})?"
+)
+
+
 def read_fields(text: str) -> Reading | None:
     """Every field of `text`, or None when it holds no number with a label."""
     if "：" in text or "，" in text:
         text = text.replace("：", ": ").replace("，", ", ")  # full-width punctuation (`训练次数：100, Loss：1.98`)
     if "=[" in text or "={" in text or ": [" in text:
         text = _EVAL_GROUP.sub(_eval_group, text)
+    if "|" in text and any(map(text.__contains__, _EVAL_SEGMENT_HINTS)):
+        text = _EVAL_SEGMENT.sub(_eval_segment, text)
     lo = prefix_end(text)
     metrics: dict[str, float] = {}
     step = total = inner = inner_total = epoch_total = None
@@ -691,6 +716,10 @@ def read_fields(text: str) -> Reading | None:
     eval_bare: list[tuple[str, str]] = []  # values labelled only by an evaluation set's name
     epoch_by_ep = False  # the epoch came from a label `ep` (which may count episodes)
     braces = "}" in text
+    if "  " in text or ":" in text:
+        ctime = _CTIME.search(text, lo) if any(map(text.__contains__, _WEEKDAYS)) else None
+        if ctime is not None:  # `..., Wed Jul  3 17:13:58 2019` (C's ctime, TF1 loops): a date, no value
+            counted_ends.append(ctime.span())
     if "[" in text or "(" in text:
         for bc in _BRACKET_COUNTER.finditer(text, lo):
             bkind, bn = _counter_kind(bc.group("key")), int(bc.group("n") or bc.group("pn"))
@@ -745,6 +774,18 @@ def read_fields(text: str) -> Reading | None:
                     metrics.setdefault(*got)
                 continue
         unit, _after = _unit_after(text, end)
+        if unit is not None and unit.lower() in _TIME_UNITS and text.startswith(("/", " /"), _after):
+            per = _PER_N_STEPS.match(text, _after)
+            if per is not None:  # torchcv's `Time 91.554s / 100iters`, `Data load 0.018s / 100iters`: over N steps
+                label = label_of(text[max(cut, start - _KEY_WINDOW) : start]) or ""
+                got = _convert("", raw, unit)
+                n = int(per.group(1))
+                if got is not None and n > 0 and got[0] == "step_time_s":
+                    name = "data_time_s" if "data" in label.lower() else "step_time_s"
+                    each = _EACH_AFTER.match(text, per.end())  # `(0.916)`: the time of one, as printed
+                    metrics.setdefault(name, float(each.group(1)) if each is not None else got[1] / n)
+                    parts_end = each.end() if each is not None else per.end()
+                    continue
         if unit is not None and unit.lower() in _TIME_UNITS and _over_steps_near(text, max(lo, start - 40), start):
             over = _OVER_STEPS.search(text, max(lo, start - 40), start)
             if over is not None and _NOT_OVER.search(text, max(lo, over.start() - 24), over.start()) is not None:
@@ -786,6 +827,14 @@ def read_fields(text: str) -> Reading | None:
             continue  # `Total optimization steps = 1000`, `Total prediction steps = 192`: a size, not a counter
         if kind is None and key.lower() in _PHASE_LABELS and _BATCH_AFTER.match(text, end):
             kind = "epoch"  # timm: `Train: 3 [ 350/5004 (7%)]`, the epoch before its batch counter
+        elif (
+            kind is None
+            and start - lo < 12
+            and raw.isdigit()
+            and text.startswith(", ", end)
+            and _PHASE_HEAD.fullmatch(text, lo, start)
+        ):
+            kind = "epoch"  # DGCNN's `Train 0, loss: 1.79, train acc: ...` / `Test 0, loss: 1.62`: the loop's epoch
         if kind is not None:
             value = parse_number(raw)
             if value is None or not math.isfinite(value):

@@ -23,11 +23,12 @@ import re
 #   [rank: 0]  Lightning's `rank_prefixed_message` (`rank_zero_info`, Fabric scripts' `[rank: 0] Seed set to 42`);
 #              ParlAI pads it: `[rank:  0]`
 #   [GPU3]  PyTorch's DDP tutorial series (minGPT-ddp, multigpu_torchrun.py): `[GPU3] Epoch 1 | Iter 0 | ...`
+#   Rank[0],  OneFlow's model zoo (DeepFM, DLRM: `Rank[0], Step 46, Loss 3.1016, Latency 18.955 ms, ...`)
 #   [rank 2]  picotron's per-rank log lines (`[rank 2] Step: 1 | Loss: 10.9062 | ...`)
 _PREFIX = re.compile(
     r"^[ \t]{0,8}(?:\[(?:rank|default)(\d{1,9})(?!\d)\]:|\[PID:\d+\] \[RANK:(\d{1,9})(?!\d)\]"
     r"|\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:|\[rank:? {1,2}(\d{1,9})(?!\d)\](?= )"
-    r"|\[GPU(\d{1,4})\](?= ))\s?"
+    r"|\[GPU(\d{1,4})\](?= )|R(?:ank|ANK)\[(\d{1,9})\](?:,|:|(?= )))\s?"
 )
 _MPI_TAG = re.compile(r"\[\d{1,9},(?:mpirank:)?(\d{1,9})(?:,[\w.-]{1,64})?\]<std(?:out|err)>:\s?")
 _TAG_WITHIN = 96
