@@ -779,11 +779,11 @@ def read_fields(text: str) -> Reading | None:
             if per is not None:  # torchcv's `Time 91.554s / 100iters`, `Data load 0.018s / 100iters`: over N steps
                 label = label_of(text[max(cut, start - _KEY_WINDOW) : start]) or ""
                 got = _convert("", raw, unit)
-                n = int(per.group(1))
-                if got is not None and n > 0 and got[0] == "step_time_s":
+                count = int(per.group(1))
+                if got is not None and count > 0 and got[0] == "step_time_s":
                     name = "data_time_s" if "data" in label.lower() else "step_time_s"
                     each = _EACH_AFTER.match(text, per.end())  # `(0.916)`: the time of one, as printed
-                    metrics.setdefault(name, float(each.group(1)) if each is not None else got[1] / n)
+                    metrics.setdefault(name, float(each.group(1)) if each is not None else got[1] / count)
                     parts_end = each.end() if each is not None else per.end()
                     continue
         if unit is not None and unit.lower() in _TIME_UNITS and _over_steps_near(text, max(lo, start - 40), start):
