@@ -680,14 +680,12 @@ def _eval_group(m: re.Match[str]) -> str:
 
 # An evaluation's part of a line, after a bar (GAT's `Training: loss = 1.63, acc = 0.51 | Val: loss = 1.71,
 # acc = 0.47 | Time: ...`): its figures are the evaluation's.
-_EVAL_SEGMENT = re.compile(
-    r"(?<=\|)(?P<head>\s*(?:val|valid|validation|test|eval|dev)\s?:\s)(?P<body>[^|]{1,400})", re.I
-)
-_EVAL_SEGMENT_HINTS = ("| Val", "| val", "| Test", "| test", "| Eval", "| eval", "| Dev", "| dev", "| VAL", "| TEST")
+# (The pattern opens with its literal `|`: the regex engine skips to each `|` in C.)
+_EVAL_SEGMENT = re.compile(r"\|(?P<head>\s*(?:val|valid|validation|test|eval|dev)\s?:\s)(?P<body>[^|]{1,400})", re.I)
 
 
 def _eval_segment(m: re.Match[str]) -> str:
-    return m.group("head") + _GROUP_KEY.sub("val_", m.group("body"))
+    return "|" + m.group("head") + _GROUP_KEY.sub("val_", m.group("body"))
 
 
 _WEEKDAYS = ("Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun ")
@@ -703,7 +701,7 @@ def read_fields(text: str) -> Reading | None:
         text = text.replace("：", ": ").replace("，", ", ")  # full-width punctuation (`训练次数：100, Loss：1.98`)
     if "=[" in text or "={" in text or ": [" in text:
         text = _EVAL_GROUP.sub(_eval_group, text)
-    if "|" in text and any(map(text.__contains__, _EVAL_SEGMENT_HINTS)):
+    if "|" in text and _EVAL_SEGMENT.search(text) is not None:
         text = _EVAL_SEGMENT.sub(_eval_segment, text)
     lo = prefix_end(text)
     metrics: dict[str, float] = {}
@@ -718,8 +716,8 @@ def read_fields(text: str) -> Reading | None:
     eval_bare: list[tuple[str, str]] = []  # values labelled only by an evaluation set's name
     epoch_by_ep = False  # the epoch came from a label `ep` (which may count episodes)
     braces = "}" in text
-    if "  " in text or ":" in text:
-        ctime = _CTIME.search(text, lo) if any(map(text.__contains__, _WEEKDAYS)) else None
+    if (" 20" in text or " 19" in text) and any(map(text.__contains__, _WEEKDAYS)):
+        ctime = _CTIME.search(text, lo)
         if ctime is not None:  # `..., Wed Jul  3 17:13:58 2019` (C's ctime, TF1 loops): a date, no value
             counted_ends.append(ctime.span())
     if "[" in text or "(" in text:
@@ -801,7 +799,13 @@ def read_fields(text: str) -> Reading | None:
                 continue
         window = text[max(cut, start - _KEY_WINDOW) : start]
         key = label_of(window)
-        if key is not None and key.lower() in _AVERAGE_ASIDE and before is not None and _ASIDE_OPEN.search(window):
+        if (
+            key is not None
+            and before is not None
+            and "(" in window
+            and key.lower() in _AVERAGE_ASIDE
+            and _ASIDE_OPEN.search(window)
+        ):
             # torchcv's `Loss = 213.2 (ave = 149.97)`, `Loss:0.564 (Avg 0.5566)`: the running average of
             # the value before it, under that value's name
             owner = label_of(text[max(lo, before[0] - _KEY_WINDOW) : before[0]])
