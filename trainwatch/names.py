@@ -281,6 +281,7 @@ SYNONYMS: dict[str, str] = {
     "norm": "grad_norm",  # build-nanogpt / llm.c / nanoGPT forks: `norm: 27.0154`, the clip_grad_norm_ result
     "train_gnorm": "grad_norm",
     "wps": "tokens_per_s",  # fairseq: target words (tokens) per second
+    "ups": "it_per_s",  # MMF, fairseq: optimizer updates per second
     "train_wps": "tokens_per_s",
     "train_loss_scale": "loss_scale",
     "global_grad_norm": "grad_norm",

@@ -204,3 +204,15 @@ def test_a_running_average_in_parentheses_is_named_after_its_value() -> None:
     assert reading is not None
     assert reading.metrics["loss"] == 0.564 and reading.metrics["loss_avg"] == 0.5566
     assert reading.metrics["dice_avg"] == 0.3144
+
+
+def test_updates_per_second_over_the_time_of_the_logging_interval() -> None:
+    # facebookresearch/mmf issue #776: `ups: 2.00, time: 50s 136ms` (the last 100 updates' time)
+    reading = read_fields(
+        "2021-02-14T08:50:36 | mmf.trainers.callbacks.logistics: progress: 21400/22000, train/total_loss: 0.0001, "
+        "epoch: 81, num_updates: 21400, iterations: 21400, max_updates: 22000, lr: 0., ups: 2.00, time: 50s 136ms"
+    )
+    assert reading is not None and reading.step == 21400
+    assert reading.metrics["step_time_s"] == 0.5 and reading.metrics["loss"] == 0.0001
+    agree = read_fields("step 5 | ups 2.0 | time 0.49s | loss 1.0")  # (a step's own time stays)
+    assert agree is not None and agree.metrics["step_time_s"] == 0.49

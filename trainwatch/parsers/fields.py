@@ -710,6 +710,7 @@ def read_fields(text: str) -> Reading | None:
     epoch: float | None = None
     counted_ends: list[tuple[int, int]] = []  # spans of values used as counters
     it_per_s: float | None = None
+    plain_time = False  # the step time came from a bare `time` with a unit
     listed: set[str] = set()  # names whose value is the first of a printed list
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
@@ -887,6 +888,8 @@ def read_fields(text: str) -> Reading | None:
         if name == "it_per_s":
             it_per_s = value
             continue
+        if name == "step_time_s" and key is not None and key.lower() == "time" and unit is not None:
+            plain_time = True  # (a bare `time: 50s`: maybe the logging interval's, which a rate corrects)
         if (
             name not in metrics
             and text[max(lo, start - 2) : start].strip()[-1:] in ("[", "(")
@@ -935,6 +938,9 @@ def read_fields(text: str) -> Reading | None:
             metrics["step_time_s"] = bare_time
         elif it_per_s and it_per_s > 0:
             metrics["step_time_s"] = 1.0 / it_per_s
+    elif plain_time and it_per_s and it_per_s > 0 and metrics["step_time_s"] * it_per_s > 1.5:
+        # MMF's `ups: 2.00, time: 50s 136ms`: updates per second, and the time of the last 100 of them
+        metrics["step_time_s"] = 1.0 / it_per_s
     if eval_bare:
         first = parse_number(eval_bare[0][1])
         if (
