@@ -407,6 +407,11 @@ def settle_weak(metrics: dict[str, float], listed: set[str] | frozenset[str] = f
                 metrics["eval_loss"] = metrics.pop(named[0])
 
 
+# Names of a loss's terms: a bare total beside one of them adds up a loss (not memory, a reward, norms).
+_LOSS_TERMS = frozenset(
+    "policy value mse mae ce bce nll kl kld reg l1 l2 xent entropy ctc rec recon perceptual adv gan disc gen"
+    " cls box obj dice focal triplet contrastive commit vq".split()
+)
 # Figures of quality, not terms of a loss: a total beside them is no loss.
 _QUALITY = frozenset(
     "acc accuracy f1 precision recall auc map iou miou bleu rouge top1 top5 score reward return returns"
@@ -434,9 +439,14 @@ def settle_sole_loss(metrics: dict[str, float], listed: set[str] | frozenset[str
         # Leela's `policy=6.17 mse=0.17 reg=0.37 total=7.24`: a bare total beside the terms it adds up
         # (two or more figures of no contract name, none a time) is the loss; not a count, not a time's total
         terms = [k for k in metrics if k != "total" and k not in CONTRACT_METRICS]
-        if len(terms) >= 2 and not any(
-            _TIME_WORDS.search(k) or not (_NOT_A_LOSS.isdisjoint(k.split("_")) and _QUALITY.isdisjoint(k.split("_")))
-            for k in terms
+        if (
+            len(terms) >= 2
+            and any(k in _LOSS_TERMS or "loss" in k for k in terms)
+            and not any(
+                _TIME_WORDS.search(k)
+                or not (_NOT_A_LOSS.isdisjoint(k.split("_")) and _QUALITY.isdisjoint(k.split("_")))
+                for k in terms
+            )
         ):
             metrics["loss"] = metrics.pop("total")
 
@@ -457,7 +467,6 @@ STEP_TIME_KEYS = frozenset(
         "s_batch",
         "secs_batch",
         "time_per_step",
-        "latency",  # OneFlow's model zoo: `Rank[0], Step 46, Loss 3.1016, Latency 18.955 ms`
         "timer",  # ssd.pytorch: `iter 90 || Loss: 16.6367 || timer: 0.2197 sec.`
         "time_per_iter",
         "time_per_iteration",
@@ -589,7 +598,8 @@ def field_name(label: str, unit: str) -> str:
     if unit == "%":
         return name if name.endswith("_pct") else name + "_pct"
     if unit == "s" or (unit == "" and (key in STEP_TIME_KEYS or key in DATA_TIME_KEYS)):
-        if key in STEP_TIME_KEYS or name == "step_time_s":
+        if key in STEP_TIME_KEYS or name == "step_time_s" or (key == "latency" and unit == "s"):
+            # (OneFlow's `Rank[0], Step 46, Loss 3.1016, Latency 18.955 ms`: with its unit only)
             return "step_time_s"
         if key in DATA_TIME_KEYS or name == "data_time_s":
             return "data_time_s"

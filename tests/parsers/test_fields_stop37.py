@@ -216,3 +216,60 @@ def test_updates_per_second_over_the_time_of_the_logging_interval() -> None:
     assert reading.metrics["step_time_s"] == 0.5 and reading.metrics["loss"] == 0.0001
     agree = read_fields("step 5 | ups 2.0 | time 0.49s | loss 1.0")  # (a step's own time stays)
     assert agree is not None and agree.metrics["step_time_s"] == 0.49
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Step 5 | Memory (GB): allocated=12.35, reserved=14.50, total=79.15",
+        "step 100 attn=12.3 mlp=20.1 total=32.4",
+        "Epoch 5 | Batch 10 | Reward: ext=0.53 int=0.21 total=0.74",
+        "step 100 | gnorm_enc=0.52 gnorm_dec=0.31 total=0.83",
+    ],
+)
+def test_a_total_of_memory_times_rewards_or_norms_is_no_loss(line: str) -> None:
+    # (the review's counter-examples: a bare total is the loss only beside a loss's terms)
+    reading = read_fields(line)
+    assert reading is not None and "loss" not in reading.metrics, reading.metrics
+
+
+def test_summaries_of_folds_seeds_or_trials_are_no_progress() -> None:
+    for lines in (
+        [f"Fold {i} done | epoch 30 | loss 0.4{i}23" for i in range(1, 6)],
+        [f"seed={i} epoch 100 loss 0.2{i}12" for i in range(5)],
+        [f"trial lr=0.1 epochs 20 final loss=0.9{i}2" for i in range(5)],
+    ):
+        assert steps(feed(lines)) == [], lines[0]
+
+
+def test_announcements_of_checkpointing_are_no_save() -> None:
+    lines = [
+        "Checkpointing model at every 500 steps (save_interval=500)",
+        "Checkpointing weights in background thread",
+        "Checkpointing state to S3 disabled",
+    ]
+    assert events(feed(lines), "checkpoint") == []
+
+
+def test_an_evaluation_part_keeps_its_counter_and_settings() -> None:
+    reading = read_fields("| Eval: step=500, loss=2.1, acc=0.5")
+    assert reading is not None and reading.step == 500 and reading.metrics["eval_loss"] == 2.1
+    reading = read_fields("iter 100 | Dev: cuda:0 | loss: 1.5")
+    assert reading is not None and reading.metrics == {"loss": 1.5}
+
+
+def test_an_average_aside_after_a_counter_or_a_renamed_figure_keeps_its_name() -> None:
+    for line, name in (
+        ("step 100 (avg: 2.31)", "avg"),
+        ("Time 0.5 (avg 0.6)", "avg"),
+        ("Iter 100/500 (mean 0.52)", "mean"),
+    ):
+        reading = read_fields(line)
+        assert reading is not None and name in reading.metrics, (line, reading.metrics)
+
+
+def test_a_latency_without_its_unit_is_no_step_time() -> None:
+    reading = read_fields("step 100 loss 2.0 | latency: 30.5")
+    assert reading is not None and "step_time_s" not in reading.metrics
+    big = read_fields("Train 12800, loss: 0.51")  # (a phase word's number too large for an epoch)
+    assert big is not None and big.epoch is None

@@ -34,6 +34,7 @@ from trainwatch.names import (
     field_name,
     settle_sole_loss,
     settle_weak,
+    snake,
 )
 from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 
@@ -684,8 +685,17 @@ def _eval_group(m: re.Match[str]) -> str:
 _EVAL_SEGMENT = re.compile(r"\|(?P<head>\s*(?:val|valid|validation|test|eval|dev)\s?:\s)(?P<body>[^|]{1,400})", re.I)
 
 
+_SEGMENT_KEY = re.compile(r"(?<![\w.])(?P<key>[A-Za-z_]\w*)(?=\s?[:=]\s*(?:[-+]?\.?\d|nan\b|inf\b))")
+
+
 def _eval_segment(m: re.Match[str]) -> str:
-    return "|" + m.group("head") + _GROUP_KEY.sub("val_", m.group("body"))
+    return "|" + m.group("head") + _SEGMENT_KEY.sub(_segment_key, m.group("body"))
+
+
+def _segment_key(m: re.Match[str]) -> str:
+    """An evaluation's figure takes `val_`; its counter (`step=500`) stays the line's counter."""
+    key = m.group("key")
+    return key if _counter_kind(key) is not None or not field_name(key, "") else "val_" + key
 
 
 _WEEKDAYS = ("Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun ")
@@ -810,9 +820,12 @@ def read_fields(text: str) -> Reading | None:
             # torchcv's `Loss = 213.2 (ave = 149.97)`, `Loss:0.564 (Avg 0.5566)`: the running average of
             # the value before it, under that value's name
             owner = label_of(text[max(lo, before[0] - _KEY_WINDOW) : before[0]])
-            if owner is None:
-                continue
-            key = f"{owner} avg"
+            if owner is not None and _counter_kind(owner) is None:
+                # (only a name kept as printed or the loss: `Time 0.5 (avg 0.6)` stays `avg`, its value
+                # being stored as the step time)
+                own = field_name(owner, "")
+                if own in (snake(owner), "loss", "eval_loss"):
+                    key = f"{own} avg"
         if key is not None and key.lower() in ("time", "loss") and _TOTAL_OF.search(window):
             # `| Total Time 5.3s |`: the run's or the epoch's time so far, not a step's; `Total Loss=`
             # beside its terms (`total` is no label word: `total 5`)
@@ -846,6 +859,7 @@ def read_fields(text: str) -> Reading | None:
             kind is None
             and start - lo < 12
             and raw.isdigit()
+            and len(raw) <= 4
             and text.startswith(", ", end)
             and _PHASE_HEAD.fullmatch(text, lo, start)
         ):

@@ -58,7 +58,9 @@ _CKPT_PATTERNS = (
         r"|完成第\d{1,12}\S{0,4}保存|保存(?:完成|成功)"
     ),
     # ba-dls-deepspeech: `Checkpointing model to: ./model/` (the verb itself, with where)
-    re.compile(r"^(?:.*\s)?[Cc]heckpointing (?:the )?(?:model|weights|state)s? (?:to|in|into|at):? (?P<path7>\S+)"),
+    re.compile(
+        r"^(?:.*\s)?[Cc]heckpointing (?:the )?(?:model|weights|state)s? (?:to|in|into|at):? (?P<path7>\S*[/.]\S*)\s*$"
+    ),
     # PyTorch-BigGraph: `Writing the checkpoint...` (after `checkpointing global state`)
     re.compile(r"\b(?:[Ww]riting|[Ww]rote) (?:the |a )?checkpoint\b(?! (?:config|metadata))"),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:

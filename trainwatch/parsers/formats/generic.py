@@ -91,6 +91,8 @@ _MENTION = re.compile(
     r"[Rr]esum|[Rr]estor|[Ll]oad|[Bb]est\b|[Cc]heckpoint|[Ss]av(?:e|ed|ing)\b|[Ff]rom step|[Ss]topp|[Ff]inal\b|[Ff]inish"
 )
 _MANY_EPOCHS = 20  # (`_counts_the_run`)
+# Figures that say a line reports progress as it happens (a rate or a step's time), not a summary.
+_PACE = frozenset({"samples_per_s", "tokens_per_s", "step_time_s", "tokens_per_s_per_gpu", "samples_per_s_per_gpu"})
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
 
 
@@ -626,11 +628,13 @@ class GenericParser(Parser):
             and len(held) > UNCOUNTED_REPEATS
             and "loss" in metrics
             and all(h.step == step for h in held)
+            and (reading.epoch_total is not None or all(not _PACE.isdisjoint(h.metrics) for h in held))
             and len({h.metrics.get("loss") for h in held}) == len(held)
         ):
             # DeepDanbooru's `Epoch[1] Loss=0.0098, ..., Speed = 7.2 samples/s, 99.88 %`, again and again
-            # within one epoch: progress whose only counter is the epoch (its loss moves; the step unknown
-            # but the epoch's), as an uncounted loss line is once its shape repeats
+            # within one epoch: progress whose only counter is the epoch (its loss moves; a pace on every
+            # line or the epoch against its total, `Epoch [1/5], Batch Loss: 10.75`; not a fold's or a
+            # seed's summary, `Fold 3 done | epoch 30 | loss 0.41`)
             _release(out, held)
             template.held = []
             template.confirmed = True

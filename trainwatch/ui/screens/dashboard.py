@@ -10,6 +10,7 @@ run status current (a stall is the absence of news), redrawing only text that ch
 
 from __future__ import annotations
 
+import threading
 import time
 from functools import partial
 from typing import TYPE_CHECKING
@@ -61,6 +62,7 @@ INLINE_S = 0.03
 # (Textual paints on its next idle, at most 60 times a second; a chart redraw takes tens to
 # hundreds of ms, and the first imports plotext, while the header's new step would wait).
 PAINT_S = 0.05
+PLOTEXT_WAIT_S = 3.0  # (a warm-up worker that has not imported plotext by then: the redraw imports it)
 LOCK_WAIT_S = 0.005  # a redraw waits this long for the store, else it is retried...
 RETRY_S = 0.05  # ...this much later
 
@@ -84,7 +86,9 @@ class DashboardScreen(Screen[None]):
         self._draw_cost = self._drawn = 0.0  # the charts' share of a charts redraw, the last time
         self._ready = False
         self._numbers_at = -1.0  # monotonic time of the last numbers redraw (charts wait for its paint)
-        self._charts_deferred = False  # a charts redraw is waiting for that paint
+        self._charts_deferred = False  # a charts redraw is waiting for that paint (or for plotext)
+        self._plotext: threading.Event | None = None  # set once the warm-up worker imported plotext
+        self._plotext_asked = 0.0
         self._header_key: tuple[int, int, int] | None = None  # what the header's record-derived parts were taken at
         self._header_data: tuple[list[int], dict[str, list[int]], Progress] = ([], {}, NO_PROGRESS)
         self._sources_shown: SourcesShown | None = None  # the sources line as of the last news
@@ -121,7 +125,7 @@ class DashboardScreen(Screen[None]):
         self._show_charts(self.app.size)
         self.fast_tick()
         self.slow_tick()  # (after the numbers are painted: `_redraw`)
-        self.call_after_refresh(warm_up_charts, self)
+        self.call_after_refresh(self._plotext_ready)  # (the import starts once the numbers are painted)
 
     def on_resize(self, event: events.Resize) -> None:
         self._show_charts(event.size)
@@ -198,10 +202,8 @@ class DashboardScreen(Screen[None]):
             finally:
                 self.store.lock.release()
             wait = self._numbers_at + PAINT_S - time.monotonic()
-            if wait > 0:
-                if not self._charts_deferred:
-                    self._charts_deferred = True
-                    self.set_timer(wait, self._deferred_charts)
+            if wait > 0 or not self._plotext_ready():
+                self._defer_charts(max(wait, PAINT_S / 5))
             else:
                 self._charts()
             return
@@ -237,10 +239,32 @@ class DashboardScreen(Screen[None]):
         self._numbers_at = time.monotonic()
         self.scheduler.ran(NUMBERS, time.monotonic(), time.thread_time() - start)
 
+    def _defer_charts(self, delay: float) -> None:
+        """A charts redraw later (the numbers' paint, plotext's import): the charts' pace counts it as
+        a timer set, so store changes meanwhile do not ask again."""
+        if not self._charts_deferred:
+            self._charts_deferred = True
+            self.scheduler.paces[CHARTS].waiting = True
+            self.set_timer(delay, self._deferred_charts)
+
     def _deferred_charts(self) -> None:
         self._charts_deferred = False
-        if self._alive():
-            self._charts()
+        self.scheduler.paces[CHARTS].waiting = False
+        if not self._alive():
+            return
+        if not self._plotext_ready():
+            self._defer_charts(PAINT_S)
+            return
+        self._charts()
+
+    def _plotext_ready(self) -> bool:
+        """Whether plotext is imported (by the warm-up worker, started here the first time), so that
+        a chart redraw does not spend ~0.3 s importing it on the UI thread; after PLOTEXT_WAIT_S a
+        redraw goes ahead anyway (it imports plotext itself)."""
+        if self._plotext is None:
+            self._plotext = warm_up_charts(self)
+            self._plotext_asked = time.monotonic()
+        return self._plotext.is_set() or time.monotonic() - self._plotext_asked > PLOTEXT_WAIT_S
 
     def _charts(self) -> None:
         now = time.monotonic()

@@ -7,6 +7,7 @@ The data is reduced to min/max per terminal column before plotext sees it (plote
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -63,15 +64,20 @@ def colour(i: int) -> int:
     return PALETTE[i % len(PALETTE)]
 
 
-def warm_up_charts(host: Widget) -> None:
+def warm_up_charts(host: Widget) -> threading.Event:
     """Import plotext in a thread worker of `host` (the dashboard, once its numbers are on screen):
     the import takes ~0.3-0.4 s, which the first chart redraw would otherwise spend on the UI
-    thread while the header waits for the event loop. (A draw that comes first imports it itself.)"""
-    host.run_worker(_import_plotext, thread=True, group="warm-up", exit_on_error=False)
+    thread. The event is set when the import is over (done or failed: a redraw then imports it)."""
+    done = threading.Event()
 
+    def work() -> None:
+        try:
+            import plotext  # noqa: F401
+        finally:
+            done.set()
 
-def _import_plotext() -> None:
-    import plotext  # noqa: F401
+    host.run_worker(work, thread=True, group="warm-up", exit_on_error=False)
+    return done
 
 
 @gc_paused()  # (a redraw is thousands of plotext objects: a collection in it cost a third of its time)
