@@ -273,3 +273,31 @@ def test_a_latency_without_its_unit_is_no_step_time() -> None:
     assert reading is not None and "step_time_s" not in reading.metrics
     big = read_fields("Train 12800, loss: 0.51")  # (a phase word's number too large for an epoch)
     assert big is not None and big.epoch is None
+
+
+def test_a_tsv_table_whose_epoch_column_is_epoch_num() -> None:
+    # ma-xu/pointMLP-pytorch issue #52: its log.txt
+    got = steps(
+        feed(
+            [
+                "Epoch-Num\tLearning-Rate\tTrain-Loss\tTrain-acc-B\tTrain-acc\tValid-Loss\tValid-acc-B\tValid-acc\t",
+                "0.000000\t0.009999\t2.770000\t8.452000\t12.631000\t2.568000\t9.543000\t16.759000\t",
+                "1.000000\t0.009998\t2.521000\t14.481000\t19.828000\t2.433000\t19.117000\t25.330000\t",
+            ]
+        )
+    )
+    assert [(s.metrics["epoch"], s.metrics["loss"], s.metrics["eval_loss"]) for s in got] == [
+        (0, 2.77, 2.568),
+        (1, 2.521, 2.433),
+    ]
+    assert got[0].metrics["lr"] == 0.009999
+
+
+def test_a_batch_id_and_an_averaged_test_line() -> None:
+    # SKTBrain/KoBERT issue #33 and HongyangGao/Graph-U-Nets issue #8
+    reading = read_fields("epoch 1 batch id 201 loss 0.9267023801803589 train acc 0.5850435323383084")
+    assert reading is not None and reading.epoch == 1 and reading.inner == 201
+    reading = read_fields("average test of epoch 0: loss 0.53319 acc 0.73214 auc 0.00000")
+    assert reading is not None and reading.metrics["eval_loss"] == 0.53319
+    reading = read_fields("average training of epoch 0: loss 0.57412 acc 0.69500 auc 0.00000")
+    assert reading is not None and reading.metrics["loss"] == 0.57412

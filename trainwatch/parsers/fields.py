@@ -464,7 +464,8 @@ def named_value(key: str, value: float) -> tuple[str, float] | None:
 
 
 _EVAL_HEAD = re.compile(
-    r"[\s\[(|*=-]*(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing"
+    # (Graph U-Nets' `average test of epoch 0: loss 0.53`: an average's words first)
+    r"[\s\[(|*=-]*(?:(?:average|avg|mean)\s+)?(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing"
     r"|dev(?=\s*[:|\]-]|\s+(?:set|loss)\b))\b(?![-_])",  # (`Dev: loss: 0.65`, not a device's `dev 0`)
     re.I,
 )
@@ -698,6 +699,7 @@ def _segment_key(m: re.Match[str]) -> str:
     return key if _counter_kind(key) is not None or not field_name(key, "") else "val_" + key
 
 
+_SPACED_COUNTER = re.compile(r"\b(batch|iter|step|sample)[ ](id|idx)\b", re.I)
 _WEEKDAYS = ("Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun ")
 _CTIME = re.compile(
     r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) {1,2}\d{1,2}"
@@ -711,6 +713,8 @@ def read_fields(text: str) -> Reading | None:
         text = text.replace("：", ": ").replace("，", ", ")  # full-width punctuation (`训练次数：100, Loss：1.98`)
     if "=[" in text or "={" in text or ": [" in text:
         text = _EVAL_GROUP.sub(_eval_group, text)
+    if " id " in text or " idx " in text:
+        text = _SPACED_COUNTER.sub(r"\1_\2", text)  # KoBERT's `epoch 1 batch id 201 loss 0.92`: one label
     if "|" in text and _EVAL_SEGMENT.search(text) is not None:
         text = _EVAL_SEGMENT.sub(_eval_segment, text)
     lo = prefix_end(text)

@@ -51,6 +51,10 @@ _STEP_COLUMNS = {
     "iter": "step",
     "iteration": "step",
     "epochs": "epoch",
+    "epoch_num": "epoch",  # PointMLP's log.txt (a TSV table): `Epoch-Num  Learning-Rate  Train-Loss ...`
+    "epoch_no": "epoch",
+    "step_num": "step",
+    "iter_num": "step",
     "global_step": "step",  # Lightning's CSVLogger under a logger that names it so (ldm's metrics.csv)
     "trainer_global_step": "step",
     "steps": "step",  # ChainerRL's scores.txt, RL loggers' progress files
