@@ -378,7 +378,7 @@ class LogPane(Vertical):
         # Static.update() re-lays out the screen: skip it when nothing changed (idle CPU).
         if text != getattr(self, "_last_status", None):
             self._last_status = text
-            self.query_one("#log-status", Static).update(text)
+            self.query_one("#log-status", Static).update(text, layout=False)  # (one line, its height fixed)
 
     def _merge_status(self) -> Text:
         """What the merged view shows: how many files, which lines of the merge, where it is."""
