@@ -275,6 +275,14 @@ async def test_small_and_large_terminals(size: tuple[int, int]) -> None:
         assert SOURCE in header_text(app)
 
 
+def chart_draws(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The metrics of the chart redraws from now on, in order."""
+    drawn: list[str] = []
+    real = Chart.redraw
+    monkeypatch.setattr(Chart, "redraw", lambda self, view: drawn.append(self.metric) or real(self, view))
+    return drawn
+
+
 async def test_charts_wait_for_the_numbers_to_be_painted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A chart redraw (tens to hundreds of ms; the first imports plotext) right after a numbers
     redraw waits until the screen has painted the header's new step: the step is not held back."""
@@ -283,9 +291,7 @@ async def test_charts_wait_for_the_numbers_to_be_painted(tmp_path: Path, monkeyp
     async with app.run_test(size=(160, 45)) as pilot:
         assert await wait_for(pilot, lambda: "step 100 of" in header_text(app)), header_text(app)
         await pilot.pause(0.3)
-        drawn: list[str] = []
-        real = Chart.redraw
-        monkeypatch.setattr(Chart, "redraw", lambda self, view: drawn.append(self.metric) or real(self, view))
+        drawn = chart_draws(monkeypatch)
         dashboard = app.dashboard
         dashboard._draw_cost = 0.0  # charts cheap the last time draw inline, not each on a turn of its own
         dashboard.fast_tick()
@@ -320,9 +326,7 @@ async def test_charts_wait_for_plotext_imported_in_a_worker(tmp_path: Path, monk
     async with app.run_test(size=(160, 45)) as pilot:
         assert await wait_for(pilot, lambda: "step 100 of" in header_text(app)), header_text(app)
         await pilot.pause(0.5)
-        drawn: list[str] = []
-        real = Chart.redraw
-        monkeypatch.setattr(Chart, "redraw", lambda self, view: drawn.append(self.metric) or real(self, view))
+        drawn = chart_draws(monkeypatch)
         app.dashboard.slow_tick()
         await pilot.pause(0.3)
         assert started == [True] and drawn == []  # still importing: no chart drawn meanwhile
