@@ -356,8 +356,8 @@ WEAK_SYNONYMS: dict[str, str] = {
     "cross_entropy": "loss",  # TF's retrain / tutorials: `Step 80: Cross entropy = 0.037101`
     "ce_loss": "loss",
     "nll_loss": "loss",
-    "log_loss": "loss",
-    "logloss": "loss",  # ctrNet-tool, CTR models: `logloss 0.191605`  # LightGBM: `training's log loss: 0.0046`
+    "log_loss": "loss",  # LightGBM: `training's log loss: 0.0046`
+    "logloss": "loss",  # ctrNet-tool, CTR models: `logloss 0.191605`
     "grad_scale": "loss_scale",  # audiocraft / fairseq2: the AMP grad scaler's scale
     "avg_tokens_per_second": "tokens_per_s",
     "train_tokens_per_second": "tokens_per_s",
@@ -558,7 +558,7 @@ _COST = re.compile(
     r"(?:(?:[Cc]urr\.|[Cc]urrent|[Bb]atch|[Mm]inibatch|[Tt]rain|[Tt]raining|[Aa]vg\.?|[Aa]verage|[Mm]ean) )*[Cc]ost"
 )
 _SCHEDULED_LR = re.compile(r"\s*(\w[\w ]*?)\s*\([A-Za-z]\w*\)\s*")
-_RATES = frozenset({"samples_per_s", "tokens_per_s", "it_per_s", "samples_per_s_per_gpu", "tokens_per_s_per_gpu"})
+RATES = frozenset({"samples_per_s", "tokens_per_s", "it_per_s", "samples_per_s_per_gpu", "tokens_per_s_per_gpu"})
 
 
 def _windowed(key: str) -> str | None:
@@ -567,7 +567,7 @@ def _windowed(key: str) -> str | None:
         return None
     rest = key[len("interval_") :]
     name = SYNONYMS.get(rest) or CANONICAL.get(rest)
-    return name if name in _RATES else None
+    return name if name in RATES else None
 
 
 @lru_cache(maxsize=8192)

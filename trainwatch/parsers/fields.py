@@ -668,25 +668,25 @@ def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
     return False
 
 
+# A figure's name inside an evaluation's group or part (its value a number): it takes `val_` (`_segment_key`).
+_SEGMENT_KEY = re.compile(r"(?<![\w.])(?P<key>[A-Za-z_]\w*)(?=\s?[:=]\s*(?:[-+]?\.?\d|nan\b|inf\b))")
+
+
 # A group of figures under an evaluation set's name (DALI's ImageNet example: `train=[top1: 63.7, loss: 1.35],
 # val=[top1: 0.98, loss: 6.21]`): its figures are the evaluation's.
 _EVAL_GROUP = re.compile(
     r"\b(?P<set>val|valid|validation|test|eval|dev)\s?(?:=|: )(?P<open>[\[{])(?P<body>[^\]}\[{]{1,400})[\]}]"
 )
-_GROUP_KEY = re.compile(r"(?<![\w.])(?=[A-Za-z_]\w*\s?[:=])")
 
 
 def _eval_group(m: re.Match[str]) -> str:
-    return m.group("set") + "=" + m.group("open") + _GROUP_KEY.sub("val_", m.group("body")) + m.group(0)[-1]
+    return m.group("set") + "=" + m.group("open") + _SEGMENT_KEY.sub(_segment_key, m.group("body")) + m.group(0)[-1]
 
 
 # An evaluation's part of a line, after a bar (GAT's `Training: loss = 1.63, acc = 0.51 | Val: loss = 1.71,
 # acc = 0.47 | Time: ...`): its figures are the evaluation's.
 # (The pattern opens with its literal `|`: the regex engine skips to each `|` in C.)
 _EVAL_SEGMENT = re.compile(r"\|(?P<head>\s*(?:val|valid|validation|test|eval|dev)\s?:\s)(?P<body>[^|]{1,400})", re.I)
-
-
-_SEGMENT_KEY = re.compile(r"(?<![\w.])(?P<key>[A-Za-z_]\w*)(?=\s?[:=]\s*(?:[-+]?\.?\d|nan\b|inf\b))")
 
 
 def _eval_segment(m: re.Match[str]) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
-from trainwatch.names import CONTRACT_METRICS, settle_sole_loss
+from trainwatch.names import CONTRACT_METRICS, RATES, settle_sole_loss
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import EVAL_WORD, Reading, prefix_end, read_fields
 from trainwatch.parsers.formats import _escaped as escaped
@@ -92,7 +92,7 @@ _MENTION = re.compile(
 )
 _MANY_EPOCHS = 20  # (`_counts_the_run`)
 # Figures that say a line reports progress as it happens (a rate or a step's time), not a summary.
-_PACE = frozenset({"samples_per_s", "tokens_per_s", "step_time_s", "tokens_per_s_per_gpu", "samples_per_s_per_gpu"})
+_PACE = RATES | {"step_time_s"}
 UNCOUNTED_REPEATS = 3  # a loss line without any counter is progress once its shape printed this often
 
 
@@ -599,24 +599,16 @@ class GenericParser(Parser):
             # `Epoch[4] Validation-Loss=87.49` of progress counted by the epoch
             self._emit(out, step, metrics, time, line_no)
             return True
-        if not template.confirmed and (
+        # (a dict block naming its step is a report, not a config dump; the lines held until now go
+        # first: `iter 1: acc 0.50`)
+        if template.confirmed or (
             self._goes_on(step, reading) or (block and reading.step is not None) or _counted_report(reading)
         ):
-            template.confirmed = True  # a dict block naming its step is a report, not a config dump
-            _release(out, template.held)  # its earlier lines, held until now, go first (`iter 1: acc 0.50`)
-            template.held = []
-        if template.confirmed:
-            self._emit(out, step, metrics, time, line_no)
-            self._wrap = _Wrap(line_no, step, None, reported=metrics)
-            return True
+            return self._confirmed(out, template, template.held, step, metrics, time, line_no)
         held = template.held
         if held and step > held[-1].step:
-            _release(out, sorted(held + self._held_within(template, held[-1], step), key=lambda h: h.line))
-            template.held = []
-            template.confirmed = True
-            self._emit(out, step, metrics, time, line_no)
-            self._wrap = _Wrap(line_no, step, None, reported=metrics)
-            return True
+            earlier = sorted(held + self._held_within(template, held[-1], step), key=lambda h: h.line)
+            return self._confirmed(out, template, earlier, step, metrics, time, line_no)
         if held and step < held[-1].step:
             held.clear()  # the same step again (other ranks) is held with it
         named = reading.step is not None and not reading.evaluating and not _MENTION.search(text)
@@ -635,14 +627,28 @@ class GenericParser(Parser):
             # within one epoch: progress whose only counter is the epoch (its loss moves; a pace on every
             # line or the epoch against its total, `Epoch [1/5], Batch Loss: 10.75`; not a fold's or a
             # seed's summary, `Fold 3 done | epoch 30 | loss 0.41`)
-            _release(out, held)
-            template.held = []
-            template.confirmed = True
-            self._last_step = step if self._last_step is None else max(self._last_step, step)
-            self._wrap = _Wrap(line_no, step, None, reported=metrics)
-            return True
+            return self._confirmed(out, template, held[:-1], step, metrics, time, line_no)
         self._wrap = _Wrap(line_no, step, held[-1])
         return False
+
+    def _confirmed(
+        self,
+        out: Emitter,
+        template: _Template,
+        earlier: list[_Held],
+        step: int,
+        metrics: dict[str, float],
+        time: str | None,
+        line_no: int,
+    ) -> bool:
+        """The shape is progress: the lines held before this one go out first, then this one's step."""
+        if earlier:
+            _release(out, earlier)
+        template.held = []
+        template.confirmed = True
+        self._emit(out, step, metrics, time, line_no)
+        self._wrap = _Wrap(line_no, step, None, reported=metrics)
+        return True
 
     def _held_within(self, template: _Template, last: _Held, step: int) -> list[_Held]:
         """The lines other shapes hold that lie inside the progress `template` now confirms: after

@@ -124,8 +124,7 @@ class DashboardScreen(Screen[None]):
         self._ready = True
         self._show_charts(self.app.size)
         self.fast_tick()
-        self.slow_tick()  # (after the numbers are painted: `_redraw`)
-        self.call_after_refresh(self._plotext_ready)  # (the import starts once the numbers are painted)
+        self.slow_tick()  # (after the numbers are painted, and plotext imported by a worker: `_redraw`)
 
     def on_resize(self, event: events.Resize) -> None:
         self._show_charts(event.size)
