@@ -97,6 +97,7 @@ class Pipeline:
         # enough (a missed set is caught by the next periodic rediscovery).
         self._rediscover_now = False
         self._patterns_watched = False  # every directory/glob PATH under an inotify watch
+        self._all_opened: tuple[Feed, ...] = ()  # the readers last found all opened (`_unopened`)
         self._history_gate = threading.Event()  # set: the history may be read (`hold_history`)
         self._history_gate.set()
         self._windows_version: int | None = None  # the store version once the windows were read
@@ -242,21 +243,25 @@ class Pipeline:
 
     def _waiting_for_paths(self) -> bool:
         """Some source may appear: a directory or glob PATH, or a file not opened yet."""
-        return bool(self._patterns) or any(
-            feed.tail is not None and not feed.tail.opened_once for feed in self.readers.values()
-        )
+        return bool(self._patterns) or self._unopened()
+
+    def _unopened(self) -> bool:
+        """A file not opened yet. Asked at each wake-up: while the same readers are all opened
+        (a file opened stays opened) the answer is kept, not found again by a pass over every
+        reader (256 per-rank files: half of an idle follow loop's CPU)."""
+        feeds = tuple(self.readers.values())
+        if feeds == self._all_opened:
+            return False
+        if any(feed.tail is not None and not feed.tail.opened_once for feed in feeds):
+            return True
+        self._all_opened = feeds
+        return False
 
     def _rediscover_every(self) -> float:
         """How often to look for new files: seldom when inotify reports them (every PATH local
         and watched, no file waited for)."""
         watcher = self._watcher
-        if (
-            watcher is None
-            or not watcher.active
-            or watcher.error
-            or not self._patterns_watched
-            or any(feed.tail is not None and not feed.tail.opened_once for feed in self.readers.values())
-        ):
+        if watcher is None or not watcher.active or watcher.error or not self._patterns_watched or self._unopened():
             return REDISCOVER_EVERY_S
         return REDISCOVER_WATCHED_S
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 from _ui_helpers import frozen, read, row_texts
 from _ui_records import build_store
 from conftest import seed
+from textual.geometry import Region
+from textual.widget import Widget
 from textual.widgets import Static
 
+from trainwatch.diagnosis.findings import Finding
 from trainwatch.ui.widgets.events import EventsTable, display_message, where_text
+from trainwatch.ui.widgets.findings import FindingsList
 
 
 async def test_events_show_the_line_number_and_the_message_without_logger_prefix() -> None:
@@ -56,3 +60,36 @@ async def test_no_events_says_so() -> None:
         await pilot.pause()
         assert app.query_one("#events-empty").display
         assert "no events yet" in str(app.query_one("#events-empty", Static).render())
+
+
+async def test_findings_keep_their_height_without_laying_out_the_screen_for_each_new_age() -> None:
+    """An idle run's findings change every few seconds ("no new step for 25s", then 30s): the
+    list is redrawn in place unless its height changes, and one written while its tab is hidden
+    has its full height once the tab is shown."""
+    app = frozen(build_store(events=False))
+
+    def finding(message: str, remedy: str = "") -> Finding:
+        return Finding(kind="stall", severity="warning", ranks=(), steps=(), message=message, remedy=remedy)
+
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        found = app.query_one(FindingsList)
+        found.show([finding("no new step for 25s"), finding("loss spike at 900", "lower the lr")])  # tab hidden
+        await pilot.press("3")
+        await pilot.pause()
+        assert found.content_size.height == 3 and "lower the lr" in str(found.render())
+        layouts: list[bool] = []
+        refresh = found.refresh
+
+        def counting(*regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Widget:
+            layouts.append(layout)
+            return refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+        found.refresh = counting  # type: ignore[method-assign]
+        found.show([finding("no new step for 30s"), finding("loss spike at 900", "lower the lr")])
+        await pilot.pause()
+        assert "30s" in str(found.render()) and found.content_size.height == 3
+        assert layouts and not any(layouts)  # redrawn, not laid out
+        found.show([finding("no new step for 35s")])
+        await pilot.pause()
+        assert found.content_size.height == 1 and any(layouts)

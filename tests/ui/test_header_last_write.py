@@ -12,6 +12,7 @@ import re
 from _ui_helpers import header_text
 from _ui_records import build_store
 
+from trainwatch.diagnosis.clock import fmt_age
 from trainwatch.diagnosis.judge import Judgement
 from trainwatch.diagnosis.status import RunStatus
 from trainwatch.store.store import SourceState
@@ -56,7 +57,16 @@ async def test_header_prints_the_step_once_and_ages_it_every_second() -> None:
         app.dashboard.clock_tick()
         second = header_text(app).splitlines()[0]
         new_age = re.search(r"last write (\S+) ago", second)
-        assert new_age is not None and new_age.group(1) == "27s", (first, second)
+        assert new_age is not None and new_age.group(1) == "25s", (first, second)  # 27 s, in steps of 5 s
+        clock.wall_s += 40
+        app.dashboard.clock_tick()
+        assert "last write 1m ago" in header_text(app).splitlines()[0]
+
+
+def test_an_age_is_floored_to_the_second_then_to_5_s_then_to_the_minute() -> None:
+    assert [fmt_age(s) for s in (0.4, 1.0, 9.9, 10.0, 14.9, 15.0, 59.9, 60.0, 179.0)] == [
+        "now", "1s ago", "9s ago", "10s ago", "10s ago", "15s ago", "55s ago", "1m ago", "2m ago",
+    ]  # fmt: skip
 
 
 def test_the_header_ages_the_judged_write_on_its_own_clock() -> None:

@@ -38,4 +38,7 @@ async def test_header_and_ranks_tab_agree_on_the_age(tmp_path: Path) -> None:
     assert ages == {"3.0h ago"}, ages
     assert "last write 3.0h ago" in header, header  # (printed once: the progress line's age)
     assert "last write" not in header.splitlines()[1], header  # the sources line does not repeat it
+    # nor the verdict's cause after it, nor the stall finding under it: their age was the
+    # judgement's, seconds behind the progress line's on a file still being written
+    assert header.count("last write") == 1, header
     assert "d ago" not in header and "years" not in header, header

@@ -28,11 +28,19 @@ def write_age(store: Store, now: float, sources: list[str] | None = None) -> flo
     return max(0.0, now - max(times)) if times else math.nan
 
 
+AGE_STEP_FROM_S, AGE_STEP_S = 10, 5  # from 10 s to a minute an age moves in steps of 5 s
+
+
 def fmt_age(seconds: float | None) -> str:
-    """How long ago, in the one duration format: 'now', '12s ago', '3m ago', '2.5h ago', '6d ago',
-    '4.8 years ago'; whole seconds (an age ticks once a second)."""
+    """How long ago, in the one duration format: 'now', '7s ago', '15s ago', '3m ago', '2.5h ago',
+    '6d ago', '4.8 years ago'. Floored, as minutes and hours are: below 10 s to the second, then
+    to 5 s until a minute (an age at least that old). A screen redraws an age when its text
+    moves: each second, the idle dashboard's header repaint was half of its CPU."""
     if seconds is None or math.isnan(seconds):
         return "never"
     if seconds < 1:
         return "now"
-    return f"{fmt_duration(math.floor(seconds))} ago"
+    whole = math.floor(seconds)
+    if AGE_STEP_FROM_S <= whole < 60:
+        whole -= whole % AGE_STEP_S
+    return f"{fmt_duration(whole)} ago"

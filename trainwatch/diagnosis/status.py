@@ -345,7 +345,8 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             reason = f"no step for {fmt_duration(age)} after step {last_step} ({usual_text}) and no end marker"
             said = f"no new step ({usual_text}) and no end marker"
             if not math.isnan(age) and age > OLD_LOG_S:
-                reason = said = _ended_long_ago(store, last_step, write_age_s)
+                said = _ended_long_ago(store, last_step)  # (the header prints the age on its clock)
+                reason = said + written_suffix(write_age_s)
             ranks = _with_inherited(per_rank, noted, "stalled", set())
             return RunStatus("stalled", reason, ranks, cause=said, **common)
         parts = [progress_text(progress_parts(prog, eta=False))]
@@ -395,9 +396,14 @@ def _reached_the_end(
     return None
 
 
-def _ended_long_ago(store: Store, last_step: int | None, written_age: float) -> str:
-    """An old log read today: when it ends, rather than a stall measured in years; the age is the
-    one every screen shows, since the file was written (a copy made today was written now)."""
+def written_suffix(write_age_s: float) -> str:
+    """The age a stalled old log's `reason` ends with: the one every screen shows, since the file
+    was written (a copy made today was written now)."""
+    return f"; last write {fmt_age(write_age_s)}"
+
+
+def _ended_long_ago(store: Store, last_step: int | None) -> str:
+    """An old log read today: when it ends, rather than a stall measured in years."""
     at = f"at step {last_step}" if last_step is not None else "before any step"
     times = [t for t in store.last_log_time.values() if not math.isnan(t)]
     if times:
@@ -405,7 +411,7 @@ def _ended_long_ago(store: Store, last_step: int | None, written_age: float) -> 
     else:
         written = [st.mtime for st in store.sources.values() if st.mtime is not None]
         when = f" (last written {datetime.fromtimestamp(max(written)).strftime('%Y-%m-%d %H:%M')})" if written else ""
-    return f"log ends {at}{when} with no end marker; last write {fmt_age(written_age)}"
+    return f"log ends {at}{when} with no end marker"
 
 
 def _with_inherited(

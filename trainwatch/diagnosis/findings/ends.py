@@ -6,7 +6,7 @@ import re
 
 from trainwatch.diagnosis.events import EventIndex, root_cause_event
 from trainwatch.diagnosis.findings.finding import Finding
-from trainwatch.diagnosis.status import RunStatus, failure_sentence, rank_name, where_in_run
+from trainwatch.diagnosis.status import RunStatus, failure_sentence, rank_name, where_in_run, written_suffix
 from trainwatch.records import Event
 from trainwatch.store.store import Store
 
@@ -102,5 +102,8 @@ def stall_finding(status: RunStatus) -> Finding | None:
             "I/O); if it is gone, the scheduler's log says why"
         )
         ranks = (status.failure.rank,) if status.failure is not None and status.failure.rank is not None else ()
-        return Finding("stall", "error", ranks, steps, status.reason, remedy)
+        # Without the write's age: a screen prints that on its own clock (the dashboard's header
+        # above the findings), and a finding's is as old as its judgement.
+        message = status.reason.removesuffix(written_suffix(status.write_age_s))
+        return Finding("stall", "error", ranks, steps, message, remedy)
     return None

@@ -42,6 +42,7 @@ from trainwatch.ui.widgets.header import (
     WRITE_AGE,
     RunHeader,
     SourcesShown,
+    ages_shown,
     findings_text,
     progress_line,
     sources_shown,
@@ -92,6 +93,7 @@ class DashboardScreen(Screen[None]):
         self._header_key: tuple[int, int, int] | None = None  # what the header's record-derived parts were taken at
         self._header_data: tuple[list[int], dict[str, list[int]], Progress] = ([], {}, NO_PROGRESS)
         self._sources_shown: SourcesShown | None = None  # the sources line as of the last news
+        self._aged_key: tuple[Shown, SourcesShown | None, tuple[str, ...]] | None = None  # the header's, as drawn
 
     @property
     def twapp(self) -> TrainwatchApp:
@@ -382,6 +384,11 @@ class DashboardScreen(Screen[None]):
             if changed or not aged or self._sources_shown is None:
                 self._sources_shown = sources_shown(sources, ranks, hosts)
         now = self.twapp.clock.wall()
+        # The clock's tick on an idle run: most seconds no age it prints moves ("2m ago").
+        aged_key = (self.judgement, self._sources_shown, ages_shown(self.verdict, self._sources_shown, now))
+        if aged and not changed and aged_key == self._aged_key:
+            return
+        self._aged_key = aged_key
         progress_text = progress_line(self.verdict, prog, now)
         self.query_one(RunHeader).show(
             sources_text(self._sources_shown, now, newest_elsewhere=WRITE_AGE in progress_text.plain),

@@ -67,5 +67,18 @@ class FindingsList(Static):
         if getattr(self, "_last", None) == text:
             return False
         self._last = text
-        self.update(text)
+        # A layout pass re-arranges the whole screen (an idle dashboard's findings change every
+        # few seconds: "no new step for 25s"): only when this list's height changes. Off screen
+        # (another tab) it is laid out when its tab is shown.
+        if not self.is_on_screen:
+            self.update(text, layout=False)
+            return True
+        width = self.content_size.width
+        if not width:
+            self.update(text)
+            return True
+        before = self.get_content_height(self.size, self.size, width)
+        self.update(text, layout=False)
+        if self.get_content_height(self.size, self.size, width) != before:
+            self.refresh(layout=True)
         return True

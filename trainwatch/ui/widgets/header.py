@@ -115,6 +115,18 @@ def sources_text(shown: SourcesShown, now_wall: float, *, newest_elsewhere: bool
     return out
 
 
+def ages_shown(verdict: Judgement, shown: SourcesShown | None, now_wall: float) -> tuple[str, ...]:
+    """The ages the header prints at `now_wall` (`progress_line`'s and `sources_text`'s): the
+    header is drawn again on the clock only when one of them moves."""
+    ages = [fmt_age(verdict.age_at(now_wall))]
+    if shown is not None:
+        if shown.newest is not None:
+            ages.append(fmt_age(max(0.0, now_wall - shown.newest)))
+        if shown.oldest is not None:
+            ages.append(fmt_age(max(0.0, now_wall - shown.oldest[0])))
+    return tuple(ages)
+
+
 def source_line(
     sources: list[SourceState], now_wall: float, ranks: list[int], hosts: Mapping[str, list[int]] | None = None
 ) -> Text:
