@@ -5,7 +5,10 @@ validation minimum."""
 from __future__ import annotations
 
 import math
+import operator
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import islice
 
 from trainwatch.diagnosis.segments import superseded
 from trainwatch.diagnosis.units import fmt_value
@@ -42,8 +45,28 @@ class EvalFigures:
 
 
 def _near(steps: list[float], values: list[float], at: float) -> float:
-    finite = [(abs(s - at), v) for s, v in zip(steps, values, strict=False) if math.isfinite(v)]
-    finite.sort()
+    """The median of the TRAIN_WINDOW finite values whose steps are nearest `at` (ties: the
+    lower values). A series is in step order but after a relaunch: found outward from `at`'s
+    place, not by sorting every point (65k points took 35 ms, twice in each judgement)."""
+    if any(map(operator.gt, steps, islice(steps, 1, None))):  # out of order: all of them
+        finite = sorted((abs(s - at), v) for s, v in zip(steps, values, strict=False) if math.isfinite(v))
+    else:
+        finite = []
+        hi = bisect_left(steps, at)
+        lo, n = hi - 1, len(steps)
+        while lo >= 0 or hi < n:
+            below = at - steps[lo] if lo >= 0 else math.inf
+            above = steps[hi] - at if hi < n else math.inf
+            d = min(below, above)
+            if len(finite) >= TRAIN_WINDOW and d > finite[TRAIN_WINDOW - 1][0]:
+                break  # (equally near ones are all taken: the tie goes to the lower values)
+            if below <= above:
+                i, lo = lo, lo - 1
+            else:
+                i, hi = hi, hi + 1
+            if math.isfinite(values[i]):
+                finite.append((d, values[i]))
+        finite.sort()
     return median([v for _, v in finite[:TRAIN_WINDOW]]) if finite else math.nan
 
 
