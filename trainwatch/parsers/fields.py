@@ -707,6 +707,13 @@ _CTIME = re.compile(
 )
 
 
+# How many batches a figure was averaged over, between its label and its value.
+_OVER_BATCHES = re.compile(
+    r" (?:of|over) (?:the (?:last )?)?\d+ (?:batch(?:es)?|steps?|iter(?:ation)?s?|samples|examples|images|sentences)(?=\s*[:=])",
+    re.I,
+)
+
+
 def read_fields(text: str) -> Reading | None:
     """Every field of `text`, or None when it holds no number with a label."""
     if "：" in text or "，" in text:
@@ -717,6 +724,8 @@ def read_fields(text: str) -> Reading | None:
         text = _SPACED_COUNTER.sub(r"\1_\2", text)  # KoBERT's `epoch 1 batch id 201 loss 0.92`: one label
     if "|" in text and _EVAL_SEGMENT.search(text) is not None:
         text = _EVAL_SEGMENT.sub(_eval_segment, text)
+    if " of " in text or " over " in text:
+        text = _OVER_BATCHES.sub("", text)  # 2s-AGCN's `Mean test loss of 865 batches: 2.545`: the label is the rest
     lo = prefix_end(text)
     metrics: dict[str, float] = {}
     step = total = inner = inner_total = epoch_total = None
@@ -869,6 +878,8 @@ def read_fields(text: str) -> Reading | None:
         ):
             kind = "epoch"  # DGCNN's `Train 0, loss: 1.79, train acc: ...` / `Test 0, loss: 1.62`: the loop's epoch
         if kind is not None:
+            if text.startswith(",", end) and window.rstrip(" \t").endswith(("=[", ":[", "= [", ": [")):
+                continue  # 2s-AGCN's config `'step': [30, 40]`: the epochs the lr drops at, not a counter
             value = parse_number(raw)
             if value is None or not math.isfinite(value):
                 continue

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from trainwatch.lines.assembler import Kind, Line
-from trainwatch.names import CONTRACT_METRICS, RATES, settle_sole_loss
+from trainwatch.names import CONTRACT_METRICS, RATES, metric_name, settle_sole_loss
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import EVAL_WORD, Reading, prefix_end, read_fields
 from trainwatch.parsers.formats import _escaped as escaped
@@ -82,6 +82,7 @@ _DANGLING_NAME = re.compile(r"[A-Za-z_][\w/.-]*\s*[:=]\s*$")
 _BLOCK_ITEM = re.compile(r"""^\s*\{?\s*(?:"[^"]{1,80}"|'[^']{1,80}')\s*:\s*\S""")
 MAX_BLOCK_LINES = 200
 MAX_HEADER_METRICS = 200
+_KEEP_IN_EVALUATION = frozenset({"lr", "epoch", "total_steps", "loss_scale"})  # settings, not the evaluation's figures
 
 MAX_TEMPLATES = 64  # shapes remembered per source (bounded memory)
 MAX_HELD = 4  # candidate lines held per shape before it is confirmed
@@ -121,6 +122,10 @@ class _Header:
     reading: Reading
     line: int
     time: str | None
+    evaluation: bool = False  # an evaluation's header (`Eval epoch: 4`): its figures are the evaluation's
+    # An epoch's header takes one new figure a line (`\tMean training loss: 2.4648.`, `\tTop1: 25.07%`):
+    # lines of several figures, or of one it has, are progress lines of their own (MonoCon's bar lines)
+    one_a_line: bool = False
     metrics: dict[str, float] = field(default_factory=dict)
     last: int = 0  # the line it took last (0: none yet)
 
@@ -133,10 +138,22 @@ class _Header:
             return False
         if len(self.metrics) >= MAX_HEADER_METRICS:
             return False
+        if self.one_a_line and (
+            len(reading.metrics) > 1 or reading.epoch is not None or not self.metrics.keys().isdisjoint(reading.metrics)
+        ):
+            return False  # (`##### Epoch 3 #####`, then `Epoch 3 - Batch loss: 0.24` lines: each its own)
         for name, value in reading.metrics.items():
-            self.metrics.setdefault(name, value)
+            self.metrics.setdefault(_evaluated(name) if self.evaluation else name, value)
         self.last = line_no
         return True
+
+
+def _evaluated(name: str) -> str:
+    """A figure under an evaluation's header: `loss` is its `eval_loss`, `top1_pct` its `val_top1_pct`
+    (a setting or a counter keeps its name)."""
+    if name.startswith(("eval_", "val_")) or name in _KEEP_IN_EVALUATION:
+        return name
+    return metric_name("val_" + name)
 
 
 @dataclass
@@ -483,8 +500,13 @@ class GenericParser(Parser):
             return False
         if not reading.metrics:
             if reading.epoch is not None and reading.step is None and _EPOCH_HEADER.search(text[prefix_end(text) :]):
-                # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to
+                # `Epoch 0/139`, `Epoch:  7`: a header the lines after it belong to; its figures may
+                # follow one a line (`Training epoch: 1`, then `\tMean training loss: 2.4648.`)
                 self._epoch_context = reading
+                if reading.inner is None:
+                    self._header = _Header(
+                        reading, line.no, line_time(text), evaluation=bool(EVAL_WORD.search(text)), one_a_line=True
+                    )
                 return True
             elif reading.step is not None or reading.inner is not None:
                 # `--> TIME: ... -- STEP: 0/3984 -- GLOBAL_STEP: 0`: its metrics follow, one per line

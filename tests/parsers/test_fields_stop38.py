@@ -1,0 +1,61 @@
+"""Line forms of held-out logs read at stop 38 (each case names its source): an epoch's header with
+its figures one a line under it (and an evaluation's header), a figure averaged `of N batches`, and a
+config's list of milestones that is no step counter."""
+
+from __future__ import annotations
+
+from _feed import feed, steps
+
+from trainwatch.parsers.fields import read_fields
+
+_AGCN = [  # newoat/2s-agcn-whu work_dir/ntu/xview/agcn_joint/log.txt (2s-AGCN's processor)
+    "[ Wed Oct  7 15:07:36 2020 ] Parameters:",
+    "{'work_dir': './work_dir', 'base_lr': 0.1, 'step': [30, 40], 'batch_size': 4, 'num_epoch': 2}",
+    "[ Wed Oct  7 15:07:36 2020 ] Training epoch: 1",
+    "[ Wed Oct  7 15:27:53 2020 ] \tMean training loss: 2.4648.",
+    "[ Wed Oct  7 15:27:53 2020 ] \tTime consumption: [Data]07%, [Network]93%",
+    "[ Wed Oct  7 15:27:53 2020 ] Eval epoch: 1",
+    "[ Wed Oct  7 15:30:16 2020 ] \tMean test loss of 865 batches: 2.5452022400894605.",
+    "[ Wed Oct  7 15:30:16 2020 ] \tTop1: 25.07%",
+    "[ Wed Oct  7 15:30:16 2020 ] Training epoch: 2",
+    "[ Wed Oct  7 15:50:58 2020 ] \tMean training loss: 1.8536.",
+    "[ Wed Oct  7 15:50:58 2020 ] \tTime consumption: [Data]01%, [Network]98%",
+    "[ Wed Oct  7 15:50:58 2020 ] Eval epoch: 2",
+    "[ Wed Oct  7 15:53:21 2020 ] \tMean test loss of 865 batches: 1.5960868100210421.",
+    "[ Wed Oct  7 15:53:21 2020 ] \tTop1: 39.33%",
+]
+
+
+def test_an_epochs_figures_one_a_line_under_its_header_and_its_evaluations() -> None:
+    got = steps(feed(_AGCN))
+    assert [(s.step, s.metrics.get("loss"), s.metrics.get("eval_loss")) for s in got] == [
+        (1, 2.4648, 2.5452022400894605),
+        (2, 1.8536, 1.5960868100210421),
+    ]
+    assert got[0].metrics["val_top1_pct"] == 25.07 and got[0].metrics["epoch"] == 1
+    assert all(s.step != 30 for s in got)  # (the config's `'step': [30, 40]`)
+
+
+def test_lines_of_their_own_under_an_epochs_header_stay_each_a_step() -> None:
+    # MonoCon (issue 20): a bar line of several figures, again and again under `Epoch 47 / 200`
+    bars = [
+        "==================================== Epoch  47 / 200 =====================================",
+        *(
+            f"| Progress [##   ][{p:5.2f}%] | LR 0.00{1474 + i} | Loss   {4 + i / 3:.4f} (  5.6) |"
+            for i, p in enumerate((1.29, 12.07, 22.84, 33.62))
+        ),
+    ]
+    got = steps(feed(bars))
+    assert [s.metrics["loss"] for s in got] == [4.0, 4.3333, 4.6667, 5.0]
+    # a script's `##### Epoch 3 #####`, then lines naming their epoch: not the header's
+    lines = [f"2025-03-02 05:32:{40 + i},557 - INFO - Epoch 2 - Batch loss: 0.{3054 + i}" for i in range(5)]
+    lines += ["2025-03-02 05:34:22,149 - INFO - ##### Epoch 3 #####"]
+    lines += [f"2025-03-02 05:34:{23 + i},404 - INFO - Epoch 3 - Batch loss: 0.{2398 + i}" for i in range(4)]
+    assert [s.metrics["loss"] for s in steps(feed(lines)) if s.metrics["epoch"] == 3] == [0.2398, 0.2399, 0.24, 0.2401]
+
+
+def test_a_figure_averaged_over_batches_and_a_list_of_milestones() -> None:
+    r = read_fields("Average loss over 100 batches: 1.2, val loss of the last 50 steps: 1.5")
+    assert r is not None and r.metrics == {"loss": 1.2, "eval_loss": 1.5}
+    r = read_fields("{'lr': 0.1, 'steps': [30000, 40000], 'warmup': 500}")
+    assert r is not None and r.step is None
