@@ -264,11 +264,20 @@ SYNONYMS: dict[str, str] = {
     "closs": "loss",  # LLaMA-Accessory: the causal-LM loss
     "gpt_loss": "loss",  # OpenRLHF SFT: the language-model loss (`loss_mean` beside it is its moving average)
     "loss_train": "loss",
+    "loss_val": "eval_loss",  # DropEdge's `loss_train: 1.7560 ... loss_val: 1.8142`
+    "loss_valid": "eval_loss",
+    "loss_eval": "eval_loss",
+    "loss_dev": "eval_loss",
     "train_lm_loss": "loss",
     "batch_loss": "batch_loss",
     "train_total_loss": "loss",
     "cur_lr": "lr",
     "current_lr": "lr",
+    "curr_lr": "lr",
+    "current_learning_rate": "lr",
+    "cur_learning_rate": "lr",
+    "lr_now": "lr",
+    "now_lr": "lr",
     "learning_rate_0": "lr",
     "lr_0": "lr",
     "learningrate": "lr",
@@ -323,6 +332,9 @@ SYNONYMS: dict[str, str] = {
     "steps_per_sec": "it_per_s",
     "step_per_sec": "it_per_s",
     "steps_sec": "it_per_s",
+    "train_steps_sec": "it_per_s",  # DiT's `Train Steps/Sec: 1.46`
+    "train_steps_per_sec": "it_per_s",
+    "steps_per_s": "it_per_s",
     "global_step_sec": "it_per_s",
     "iters_per_sec": "it_per_s",
     "it_s": "it_per_s",

@@ -59,3 +59,16 @@ def test_a_figure_averaged_over_batches_and_a_list_of_milestones() -> None:
     assert r is not None and r.metrics == {"loss": 1.2, "eval_loss": 1.5}
     r = read_fields("{'lr': 0.1, 'steps': [30000, 40000], 'warmup': 500}")
     assert r is not None and r.step is None
+
+
+def test_names_of_a_current_lr_a_validation_loss_after_loss_and_steps_per_second() -> None:
+    # PoeticTransformer's `Current Learning Rate`, a scheduler's `get_last_lr()` printed after
+    # `lr ` (gpt2-chinese), DropEdge's `loss_val`, DiT's `Train Steps/Sec`
+    r = read_fields("Epoch: 090/099 | Current Learning Rate: 0.001000")
+    assert r is not None and r.metrics == {"lr": 0.001}
+    r = read_fields("batch 1557 of epoch 1, loss 3.892343044281006, batch_acc 0.374, lr [9.712499999999999e-06]")
+    assert r is not None and r.metrics["lr"] == 9.712499999999999e-06 and r.metrics["loss"] == 3.892343044281006
+    r = read_fields("Epoch: 0074 loss_train: 1.7560 acc_train: 0.5071 loss_val: 1.8142 acc_val: 0.7400 cur_lr: 0.00100")
+    assert r is not None and (r.metrics["loss"], r.metrics["eval_loss"], r.metrics["lr"]) == (1.756, 1.8142, 0.001)
+    r = read_fields("[2025-04-26 11:17:13] (step=0005500) Train Loss: 0.1680, Train Steps/Sec: 1.46")
+    assert r is not None and r.step == 5500 and abs(r.metrics["step_time_s"] - 1 / 1.46) < 1e-9

@@ -561,8 +561,10 @@ def label_of(window: str) -> str | None:
         key, sep, key_start = w.group(1), True, w.start(1)
     if not sep:
         # `loss 2.31`: a plain word label and only spaces (or a quote) before the value.
-        if m.group("open") or (not m.group("gap") and not m.group("q") and not m.group("vq")):
-            return None
+        if (m.group("open") and key.lower() not in _LISTED_BARE) or (
+            not m.group("gap") and not m.group("q") and not m.group("vq")
+        ):
+            return None  # (`lr [9.7e-06]`: a scheduler's `get_last_lr()` printed after its name)
         if key.lower() in STOP_WORDS or (key.isupper() and len(key) > 3 and key.lower() not in _UPPER_LABELS):
             return None  # (`INFO 3`, `WARNING 2`: a level, not a label; `EPOCH 1`, `LOSS 2.3` are labels)
     before = window[:key_start]
@@ -707,6 +709,7 @@ _CTIME = re.compile(
 )
 
 
+_LISTED_BARE = frozenset(("lr", "lrs"))  # names read before a list with only a space between
 # How many batches a figure was averaged over, between its label and its value.
 _OVER_BATCHES = re.compile(
     r" (?:of|over) (?:the (?:last )?)?\d+ (?:batch(?:es)?|steps?|iter(?:ation)?s?|samples|examples|images|sentences)(?=\s*[:=])",
