@@ -72,3 +72,32 @@ def test_names_of_a_current_lr_a_validation_loss_after_loss_and_steps_per_second
     assert r is not None and (r.metrics["loss"], r.metrics["eval_loss"], r.metrics["lr"]) == (1.756, 1.8142, 0.001)
     r = read_fields("[2025-04-26 11:17:13] (step=0005500) Train Loss: 0.1680, Train Steps/Sec: 1.46")
     assert r is not None and r.step == 5500 and abs(r.metrics["step_time_s"] - 1 / 1.46) < 1e-9
+
+
+def test_tables_ruled_with_plus_signs_and_markdown_tables() -> None:
+    # apple/turicreate issue 2673 (its progress table), and a script's markdown table of epochs
+    turi = [
+        "+--------------+----------------+--------------+-----------------+--------------+",
+        "| Iteration    | Train Accuracy | Train Loss   | Validation Loss | Elapsed Time |",
+        "+--------------+----------------+--------------+-----------------+--------------+",
+        "| 1            | 0.598022       | 1.02007      | 1.171           | 3.76s        |",
+        "| 2            | 0.792019       | 0.580599     | 0.575019        | 4.56s        |",
+        "+--------------+----------------+--------------+-----------------+--------------+",
+    ]
+    got = steps(feed(turi))
+    assert [(s.step, s.metrics["loss"], s.metrics["eval_loss"]) for s in got] == [
+        (1, 1.02007, 1.171),
+        (2, 0.580599, 0.575019),
+    ]
+    assert "step_time_s" not in got[0].metrics  # (the elapsed time is the run's, not the iteration's)
+    md = [
+        "| Epoch | Train Loss | Train Acc | Val Loss | Val Acc | Learning Rate |",
+        "|-------|------------|-----------|----------|----------|---------------|",
+        "|     0 | 7.0433 | 0.11% | 6.9336 | 0.14% | 0.000559 |",
+        "|     1 | 6.8873 | 0.14% | 7.1428 | 0.00% | 0.001236 |",
+    ]
+    got = steps(feed(md))
+    assert [(s.metrics["epoch"], s.metrics["loss"], s.metrics["eval_loss"], s.metrics["lr"]) for s in got] == [
+        (0, 7.0433, 6.9336, 0.000559),
+        (1, 6.8873, 7.1428, 0.001236),
+    ]

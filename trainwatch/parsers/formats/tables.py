@@ -69,7 +69,7 @@ _FIGURES = frozenset(
 # A cell holding one number in brackets (DeepXDE's `[5.47e+03]`, a numpy repr `[ 0.0804]`).
 _ONE_IN_BRACKETS = re.compile(r"^\[\s*([^\s,\[\]]+)\s*\]$")
 _CLOCK = re.compile(r"^(?:\d{1,2}:)?\d{1,2}:\d{2}$")
-_DASHES = re.compile(r"^[\s-]+$")
+_DASHES = re.compile(r"^(?=.*-)[\s+|=-]+$")  # a rule: `-------  ------`, `+------+------+` (Turi Create)
 _DIGIT = re.compile(r"[0-9]")
 _RESUME_LINES = 12  # lines of other output a table's rows may go on after  # (ASCII: `snake` keeps these, so a name holding one is no step column)
 
