@@ -19,9 +19,9 @@ from score import excerpts, score_all, table  # noqa: E402
 sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 # The level reached when this was last raised (`make corpus`); raise it as the reader improves.
-MIN_FACTS_PCT = 90.7
-MIN_EXCERPTS = 830
-MIN_FRAMEWORKS = 368
+MIN_FACTS_PCT = 90.5  # (stop 38: 878 excerpts, set Q held out at 72 % before its fixes)
+MIN_EXCERPTS = 875
+MIN_FRAMEWORKS = 390
 
 
 def test_no_framework_directory_is_importable() -> None:

@@ -101,3 +101,25 @@ def test_tables_ruled_with_plus_signs_and_markdown_tables() -> None:
         (0, 7.0433, 6.9336, 0.000559),
         (1, 6.8873, 7.1428, 0.001236),
     ]
+
+
+def test_a_batch_counter_in_a_banner_with_its_figures_one_a_line_under_it() -> None:
+    # picwoon/votenet log_sunrgbd/log_train.txt; `batch = 405` (the epoch's size) is no banner
+    lines = []
+    for batch, loss in ((40, 17.15935), (50, 15.463125)):
+        lines += [
+            f" ---- batch: {batch:03d} ----",
+            "mean box_loss: 1.494865",
+            f"mean loss: {loss:f}",
+            "mean obj_acc: 0.980660",
+        ]
+    got = steps(feed(lines))
+    assert [(s.step, s.metrics["loss"]) for s in got] == [(40, 17.15935), (50, 15.463125)]
+    reid = []
+    for epoch, loss in ((64, 0.0978), (65, 0.0952), (66, 0.0921)):
+        reid += [f"Epoch {epoch}/69", "----------", "batch = 405", f"train Loss: {loss} Reg: 0.0000 Acc: 0.4001", ""]
+    assert [(s.metrics["epoch"], s.metrics["loss"]) for s in steps(feed(reid))] == [
+        (64, 0.0978),
+        (65, 0.0952),
+        (66, 0.0921),
+    ]

@@ -989,7 +989,7 @@ def read_fields(text: str) -> Reading | None:
                 got = _convert(key, raw, None)
                 if got is not None:
                     metrics.setdefault(*got)
-    if not metrics and step is None and epoch is None:
+    if not metrics and step is None and epoch is None and inner is None:
         return None
     if "total_time_s" in metrics and "step_time_s" not in metrics and any(map(_STEP_PART.search, metrics)):
         # `data time 0.01s | total time 0.35s`: a total beside the parts of one step is the step's time

@@ -74,6 +74,7 @@ _EPOCH_HEADER = re.compile(
     r"(?:^|[\s:|>=*-])epoch\b[\s:#\[]*\d+(?:\s*(?:/|of)\s*\d+)?\]?[\s,]*(?:[-=*#<>\s]*$|batch)", re.I
 )
 
+_BANNER = re.compile(r"[-=*#]{3,}\s*$")  # a line that ends in a rule: ` ---- batch: 040 ----`
 # A line indented like this right after a progress line continues it: Lightning's Rich bar wraps
 # its metrics far to the right, Lasagne's examples print `  training loss:\t\t2.47` under the epoch.
 _WRAP_INDENT = ("  ", "\t")
@@ -508,8 +509,9 @@ class GenericParser(Parser):
                         reading, line.no, line_time(text), evaluation=bool(EVAL_WORD.search(text)), one_a_line=True
                     )
                 return True
-            elif reading.step is not None or reading.inner is not None:
-                # `--> TIME: ... -- STEP: 0/3984 -- GLOBAL_STEP: 0`: its metrics follow, one per line
+            elif reading.step is not None or (reading.inner is not None and _BANNER.search(text)):
+                # `--> TIME: ... -- STEP: 0/3984 -- GLOBAL_STEP: 0`: its metrics follow, one per line; a
+                # batch counter in a banner, VoteNet's ` ---- batch: 040 ----` (not `batch = 405`, a size)
                 self._header = _Header(reading, line.no, line_time(text))
             return False
         return self._counted(reading, line.no, line_time(text), out, block=block, text=text)
