@@ -641,3 +641,38 @@ def test_timer_lines_alone_count_their_own_steps_in_bulk_as_per_line(monkeypatch
     assert bulk == _records_to_store(texts, False)
     (steps,) = [v[0] for k, v in bulk["store"]["series"].items() if "running_avg_samples_per_s" in k]
     assert steps[:3] == [_r(10.0), _r(20.0), _r(30.0)] and steps[-1] == _r(3990.0)
+
+
+def _grown(path: Path, text: bytes, bulk: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], int]:
+    """The store after `text` arrived 9,000 bytes at a time (chunks end mid-line), read after each."""
+    monkeypatch.setattr(catchup, "BULK", bulk)
+    blocks: list[int] = []
+    read = catchup.CatchUp.read
+
+    def counted(self: catchup.CatchUp, text: str, *args: Any) -> Any:
+        blocks.append(len(text))
+        return read(self, text, *args)
+
+    monkeypatch.setattr(catchup.CatchUp, "read", counted)
+    path.write_bytes(b"")
+    pipeline = Pipeline([str(path)])
+    feed = pipeline.readers[str(path)]
+    with open(path, "ab") as f:
+        for i in range(0, len(text), 9000):
+            f.write(text[i : i + 9000])
+            f.flush()
+            while feed.pump():
+                pass
+    return store_dump(pipeline.store), len(blocks)
+
+
+def test_a_file_growing_fast_is_read_in_bulk_as_it_arrives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A followed file growing some KB a read (1000 Megatron lines/s) goes through the bulk path
+    as it arrives, torn writes included, and leaves the store the per-line path leaves when it
+    reads the same bytes at the same moments."""
+    text = seed("004").read_bytes()
+    text = text[: text.index(b"\n", 300_000) + 1]
+    bulk, blocks = _grown(tmp_path / "out.log", text, True, monkeypatch)
+    per_line, none = _grown(tmp_path / "out.log", text, False, monkeypatch)
+    assert blocks > 10 and none == 0
+    assert bulk == per_line
