@@ -100,6 +100,9 @@ class SourceFeed:
             self.state.add_lines((line.no, line.text) for line in lines if line.kind is Kind.LINE)
         self.parser.feed_lines(lines)
 
+    def bulk_pays(self) -> bool:
+        return self.parser.bulk_pays()
+
     def block(self, first: int, count: int, text: str) -> None:
         cap = self.state.recent.maxlen or count
         tail = text[:-1].rsplit("\n", cap)  # only the last `cap` lines can stay in the ring

@@ -41,6 +41,9 @@ class NullSink:
     def restarted(self, note: str) -> None:
         pass
 
+    def bulk_pays(self) -> bool:
+        return True
+
 
 def read_all(reader: SourceReader, limit: int) -> None:
     while reader.pump(limit).more:

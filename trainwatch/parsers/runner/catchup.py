@@ -46,6 +46,9 @@ SEGMENT_MARKERS = ("exitcode", "attempts left", "OMP_NUM_THREADS", "WORLD INFO D
 _Held = tuple[BulkTemplate, int, int, tuple[str, ...], int]  # template, rank, step, groups, line
 
 
+RETRY_EVERY = 16  # small reads between two tries of the bulk path when it did not pay (`worth_trying`)
+
+
 class CatchUp:
     """A source's learned line shapes, the column block being filled, and the step it holds.
 
@@ -86,14 +89,32 @@ class CatchUp:
         self._held: _Held | None = None
         # Lines the per-line path understands now may teach a shape (`learn`).
         self.learning = False
+        # Whether the last read that had template rows took at least half of them in bulk: rows a
+        # template cannot take (an unranked log's, `_rank`) go line by line at a cost of their own,
+        # and a small read then pays less line by line (`SourceReader._feed_bytes`).
+        self.pays = True
+        self._taken = self._fell = 0
+        self._passed = 0  # small reads sent line by line since the bulk path last did not pay
 
     # ------------------------------------------------------------------ reading
+    def worth_trying(self) -> bool:
+        """A small read in bulk: while it pays, and every RETRY_EVERY reads when it did not (what
+        made rows fall back, a rank not yet reporting, may have passed)."""
+        if self.pays:
+            return True
+        self._passed += 1
+        if self._passed >= RETRY_EVERY:
+            self._passed = 0
+            return True
+        return False
+
     def read(self, text: str, pos: int, no: int) -> None:
         """The whole lines of `text` from `pos` (it ends with a newline), numbered from `no`.
 
         The cyclic garbage collector is paused meanwhile (`gc_paused`: a twentieth of a
         catch-up's time)."""
         self.learning = True
+        self._taken = self._fell = 0
         try:
             with gc_paused():
                 learned = -1  # the shapes known before the last slice (-1: none read yet)
@@ -108,6 +129,8 @@ class CatchUp:
             self.learning = False
             self._materialize()
             self._close_block()
+            if self._taken or self._fell:
+                self.pays = self._taken >= self._fell
 
     def emit(self, record: Record) -> None:
         """Steps and phases go out after the rows of the lines before them: a step the block
@@ -154,6 +177,7 @@ class CatchUp:
             scanner = self._compile()
         no = self._scan(scanner, text, pos, end, no)
         if self._counts:
+            self._taken += sum(self._counts.values())
             self._settle(self._counts)
             self._counts.clear()
         if self._block is not None:
@@ -390,6 +414,7 @@ class CatchUp:
         self._merger.hold(PendingStep(rank, step, None, no, template.metrics(groups), None))
 
     def _fallback(self, no: int, text: str, *, learn: bool) -> None:
+        self._fell += 1
         self._materialize()
         self.learning = learn
         try:

@@ -96,6 +96,10 @@ class SourceParser:
             return
         self._process_safely(line)
 
+    def bulk_pays(self) -> bool:
+        """A small read is worth the bulk path (`CatchUp.worth_trying`)."""
+        return self._catchup.worth_trying()
+
     def feed_block(self, first_no: int, text: str) -> None:
         """Whole lines (`text` ends with a newline), numbered from `first_no`: a catch-up chunk.
 
