@@ -21,13 +21,18 @@ def spawn(
     env: Mapping[str, str],
     drop: Iterable[str] = (),
     stdin: int | None = None,
+    ignore_hangup: bool = False,
 ) -> tuple[int, int]:
     """`python -m trainwatch ARGS` in a ROWSxCOLS pty with `env` on top of ours (less `drop`):
     (pid, the terminal's fd). `stdin`: a descriptor (a pipe's read end) to take the terminal's
-    place on fd 0, the terminal staying the controlling one (`tail -F log | trainwatch -`)."""
+    place on fd 0, the terminal staying the controlling one (`tail -F log | trainwatch -`).
+    `ignore_hangup`: the command starts with SIGHUP ignored (as under `nohup`, or a `make` that
+    did not pass the hangup on)."""
     pid, fd = pty.fork()
     if pid == 0:  # child: size the terminal, then the real command
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        if ignore_hangup:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
         if stdin is not None:
             os.dup2(stdin, 0)
         full = {k: v for k, v in os.environ.items() if k not in set(drop)}

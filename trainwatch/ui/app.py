@@ -41,6 +41,7 @@ from trainwatch.ui.screens.dashboard import DashboardScreen
 from trainwatch.ui.screens.help import HelpScreen
 from trainwatch.ui.screens.metrics import MetricPicker
 from trainwatch.ui.tabs import TAB_IDS
+from trainwatch.ui.terminal import terminal_fd
 from trainwatch.ui.widgets.chart import ChartOptions
 from trainwatch.ui.widgets.events import EventsTable
 from trainwatch.ui.widgets.phase_trend import PhaseTrend
@@ -94,6 +95,7 @@ class TrainwatchApp(App[None]):
         self.smoothing_index = SMOOTHING_STEPS.index(ChartOptions().smoothing)
         self.zoom_index = 0
         self.closing = False
+        self.terminal: int | None = None  # the terminal's fd, checked on the clock (`ui/terminal.py`)
         self.ingest_error: str | None = None  # why the ingest worker died, if it did
         self._ingest_stop = threading.Event()  # the ingest worker's cancel event
         self._ingest_done = threading.Event()
@@ -113,6 +115,7 @@ class TrainwatchApp(App[None]):
         return screen
 
     def on_mount(self) -> None:
+        self.terminal = terminal_fd(self._driver)  # (None under a test's headless driver)
         self.set_keymap(self.keymap)
         for problem in self.keymap_problems:
             self.notify(printable(problem), title="keymap", severity="warning", timeout=10, markup=False)

@@ -35,6 +35,7 @@ from trainwatch.ui.judging import Judging
 from trainwatch.ui.messages import Judged
 from trainwatch.ui.redraw import CHARTS, NUMBERS, RedrawScheduler
 from trainwatch.ui.tabs import TABS, tab_label
+from trainwatch.ui.terminal import hung_up, leave
 from trainwatch.ui.widgets.chart import Chart, warm_up_charts
 from trainwatch.ui.widgets.events import EventsTable
 from trainwatch.ui.widgets.findings import FindingsList
@@ -309,6 +310,9 @@ class DashboardScreen(Screen[None]):
         """Every slow_interval: what moves with time alone — ages, and the status of an idle run."""
         if not self._alive():
             return
+        if hung_up(self.twapp.terminal):  # the terminal is gone (`ui/terminal.py`)
+            pipeline = self.twapp.pipeline
+            leave(pipeline.stop if pipeline is not None else lambda: None)
         if self.scheduler.unannounced(self.store.version):
             self.request_redraw()  # a change no StoreChanged announced (store filled directly)
         pipeline = self.twapp.pipeline
