@@ -1,4 +1,4 @@
-"""The terminal goes away under the dashboard (an SSH session drops, its tmux is killed) and no
+"""The terminal goes away under the dashboard (or `compare`) (an SSH session drops, its tmux is killed) and no
 SIGHUP ends it: the dashboard exits within seconds instead of spinning on the dead terminal
 (Textual's input thread took a whole core of the node, forever). Log: sample_logs' trimmed seed 004."""
 
@@ -16,13 +16,24 @@ pytestmark = pytest.mark.slow  # the real dashboard in a pty
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "megatron__gpt2_deepspeed.log"
 
 
-def test_the_dashboard_exits_when_its_terminal_hangs_up() -> None:
-    pid, fd = spawn([str(SAMPLE)], 40, 120, {"TERM": "xterm-256color"}, ignore_hangup=True)
+HEALTHY = SAMPLE.parent / "mmengine__runner_cpu_healthy.log"
+
+
+@pytest.mark.parametrize(
+    ("args", "drawn"),
+    [
+        ([str(SAMPLE)], b"step"),
+        (["compare", str(SAMPLE), str(HEALTHY), "--label", "a", "--label", "hot-lr"], b"hot-lr"),
+    ],
+    ids=["dashboard", "compare"],
+)
+def test_the_dashboard_exits_when_its_terminal_hangs_up(args: list[str], drawn: bytes) -> None:
+    pid, fd = spawn(args, 40, 120, {"TERM": "xterm-256color"}, ignore_hangup=True)
     out = bytearray()
     deadline = time.monotonic() + 30
-    while b"step" not in out and time.monotonic() < deadline and read_available(fd, out, 0.2):
+    while drawn not in out and time.monotonic() < deadline and read_available(fd, out, 0.2):
         pass
-    assert b"step" in out, "the dashboard did not start"
+    assert drawn in out, "the screen did not start"
     os.close(fd)  # the terminal hangs up; the SIGHUP it sends is ignored
     deadline = time.monotonic() + 10
     status = None

@@ -27,6 +27,7 @@ from trainwatch.ui.compare.runs_table import RunsTable
 from trainwatch.ui.data.labels import default_charts
 from trainwatch.ui.data.runs import STEP, X_AXES, run_row
 from trainwatch.ui.screens.help import HelpScreen
+from trainwatch.ui.terminal import hung_up, leave, terminal_fd
 from trainwatch.ui.widgets.chart import Chart, ChartOptions, colour
 
 TAB_IDS = ("overview", "runs")
@@ -60,6 +61,7 @@ class CompareApp(App[None]):
         self.options = ChartOptions()
         self.x_axis = STEP
         self.closing = False
+        self.terminal: int | None = None  # the terminal's fd, once mounted (`ui/terminal.py`)
         self.ingest_errors: dict[str, str] = {}
         self._stop = threading.Event()
         self._done = [threading.Event() for _ in self.runs]
@@ -92,8 +94,13 @@ class CompareApp(App[None]):
         # follows until the app stops, would wait forever for a free thread.
         for i in range(len(self.runs)):
             threading.Thread(target=self._ingest, args=(i,), name=f"trainwatch-ingest-{i}", daemon=True).start()
+        self.terminal = terminal_fd(self._driver)  # checked on each redraw (`ui/terminal.py`)
         self.set_interval(self.interval, self.refresh_views)
         self.call_after_refresh(self.refresh_views)
+
+    def _stop_runs(self) -> None:
+        for run in self.runs:
+            run.pipeline.stop()
 
     def on_unmount(self) -> None:
         self.closing = True
@@ -121,6 +128,9 @@ class CompareApp(App[None]):
     def refresh_views(self) -> None:
         if self.closing:
             return
+        if hung_up(self.terminal):  # the terminal is gone: end rather than spin on it
+            self._stop.set()
+            leave(self._stop_runs)
         try:
             holder, table = self.query_one("#charts", Container), self.query_one(RunsTable)
         except NoMatches:  # a redraw queued as the app quits, its screen already gone: nothing to draw on
