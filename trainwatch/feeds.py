@@ -100,8 +100,8 @@ class SourceFeed:
             self.state.add_lines((line.no, line.text) for line in lines if line.kind is Kind.LINE)
         self.parser.feed_lines(lines)
 
-    def bulk_pays(self) -> bool:
-        return self.parser.bulk_pays()
+    def bulk_worth_trying(self) -> bool:
+        return self.parser.bulk_worth_trying()
 
     def block(self, first: int, count: int, text: str) -> None:
         cap = self.state.recent.maxlen or count

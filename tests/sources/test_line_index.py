@@ -41,7 +41,7 @@ class NullSink:
     def restarted(self, note: str) -> None:
         pass
 
-    def bulk_pays(self) -> bool:
+    def bulk_worth_trying(self) -> bool:
         return True
 
 

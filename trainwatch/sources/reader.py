@@ -25,7 +25,7 @@ from trainwatch.sources.tail import CHUNK, Ev, FileTail, TailEvent
 # Reads at least this large go through the bulk path (the same records: tests/perf/test_bulk_catchup.py runs
 # every corpus log through it at any read size): the catch-up's, and a followed file growing fast (1000
 # Megatron lines/s arrive ~7 KB a read: the follow loop's CPU 13 % -> 6 %), while the bulk path pays
-# (`LineSink.bulk_pays`: an unranked log's rows go line by line anyway, at a cost of their own). A run
+# (`LineSink.bulk_worth_trying`: an unranked log's rows go line by line anyway, at a cost of their own). A run
 # writing a line now and then is read line by line, as its reads are smaller.
 BULK_MIN_BYTES = 4 * 1024
 CATCHUP_BYTES = 256 * 1024  # reads this large go in bulk in any case: a catch-up learns its shapes first
@@ -45,8 +45,8 @@ class LineSink(Protocol):
     def restarted(self, note: str) -> None:
         """The path's content starts again from line 1 (truncated, rewritten, replaced)."""
 
-    def bulk_pays(self) -> bool:
-        """The last bulk read took most of its rows in bulk (a small read goes in bulk only then)."""
+    def bulk_worth_trying(self) -> bool:
+        """A small read is worth the bulk path (the last bulk read took most of its rows in bulk, or a retry is due)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +122,11 @@ class SourceReader:
 
     def _feed_bytes(self, asm: LineAssembler, data: bytes) -> None:
         """Bytes of one stream: a large read of whole clean lines in bulk, else line by line."""
-        if len(data) >= BULK_MIN_BYTES and self._bulk_ok() and (len(data) >= CATCHUP_BYTES or self._sink.bulk_pays()):
+        if (
+            len(data) >= BULK_MIN_BYTES
+            and self._bulk_ok()
+            and (len(data) >= CATCHUP_BYTES or self._sink.bulk_worth_trying())
+        ):
             if asm.has_partial:  # the previous read's last line: complete it line by line
                 cut = data.find(b"\n") + 1
                 self._sink.lines(asm.feed(data[:cut]))

@@ -92,7 +92,7 @@ class CatchUp:
         # Whether the last read that had template rows took at least half of them in bulk: rows a
         # template cannot take (an unranked log's, `_rank`) go line by line at a cost of their own,
         # and a small read then pays less line by line (`SourceReader._feed_bytes`).
-        self.pays = True
+        self._pays = True
         self._taken = self._fell = 0
         self._passed = 0  # small reads sent line by line since the bulk path last did not pay
 
@@ -100,7 +100,7 @@ class CatchUp:
     def worth_trying(self) -> bool:
         """A small read in bulk: while it pays, and every RETRY_EVERY reads when it did not (what
         made rows fall back, a rank not yet reporting, may have passed)."""
-        if self.pays:
+        if self._pays:
             return True
         self._passed += 1
         if self._passed >= RETRY_EVERY:
@@ -130,7 +130,7 @@ class CatchUp:
             self._materialize()
             self._close_block()
             if self._taken or self._fell:
-                self.pays = self._taken >= self._fell
+                self._pays = self._taken >= self._fell
 
     def emit(self, record: Record) -> None:
         """Steps and phases go out after the rows of the lines before them: a step the block

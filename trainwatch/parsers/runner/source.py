@@ -96,7 +96,7 @@ class SourceParser:
             return
         self._process_safely(line)
 
-    def bulk_pays(self) -> bool:
+    def bulk_worth_trying(self) -> bool:
         """A small read is worth the bulk path (`CatchUp.worth_trying`)."""
         return self._catchup.worth_trying()
 

@@ -310,12 +310,11 @@ class DashboardScreen(Screen[None]):
         """Every slow_interval: what moves with time alone — ages, and the status of an idle run."""
         if not self._alive():
             return
+        pipeline = self.twapp.pipeline
         if hung_up(self.twapp.terminal):  # the terminal is gone (`ui/terminal.py`)
-            pipeline = self.twapp.pipeline
             leave(pipeline.stop if pipeline is not None else lambda: None)
         if self.scheduler.unannounced(self.store.version):
             self.request_redraw()  # a change no StoreChanged announced (store filled directly)
-        pipeline = self.twapp.pipeline
         if pipeline is not None and pipeline.history_waits(self.scheduler.numbers_version):
             # the numbers drawn show the windows, but the redraw that drew them ran before the
             # history's hold began (seen once in a test: the hold then lasted its whole maximum)
