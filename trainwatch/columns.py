@@ -56,9 +56,10 @@ class RowShape(Protocol):
 
 @dataclass(eq=False)
 class ColumnGroup:
-    """The rows of one (rank, shape) in a block, as floats per name (values, then extras)."""
+    """The rows of one (rank, shape) in a block, as floats per name (values, then extras).
+    Rank None: a log where no rank reports progress."""
 
-    rank: int
+    rank: int | None
     template: RowShape
     first: int  # row order in the block
     last: int = 0
@@ -135,16 +136,16 @@ class ColumnBlock:
     def __init__(self, source: str, attempt: int) -> None:
         self.source = source
         self.attempt = attempt
-        self.groups: dict[tuple[int, RowShape], ColumnGroup] = {}
+        self.groups: dict[tuple[int | None, RowShape], ColumnGroup] = {}
         self.rows = 0
-        self.step_order: dict[int, list[int]] = {}  # rank -> steps of step rows, in line order
-        self._series_of: dict[tuple[int, str, str], RowShape] = {}
-        self._records: dict[tuple[int, tuple[str, ...]], ColumnGroup] = {}  # (rank, names) -> record rows
+        self.step_order: dict[int | None, list[int]] = {}  # rank -> steps of step rows, in line order
+        self._series_of: dict[tuple[int | None, str, str], RowShape] = {}
+        self._records: dict[tuple[int | None, tuple[str, ...]], ColumnGroup] = {}  # (rank, names) -> record rows
 
     def __len__(self) -> int:
         return self.rows
 
-    def group(self, rank: int, template: RowShape) -> ColumnGroup | None:
+    def group(self, rank: int | None, template: RowShape) -> ColumnGroup | None:
         """The group rows of (rank, template) go to; None if another template of this block
         feeds one of its series (its rows would interleave: the block must be closed first)."""
         kind = "phase" if template.kind == "phases" else "metric"
@@ -175,7 +176,7 @@ class ColumnBlock:
         self.rows += 1
         return True
 
-    def add_record(self, rank: int, step: int, time: str | None, metrics: Mapping[str, float], row: int) -> None:
+    def add_record(self, rank: int | None, step: int, time: str | None, metrics: Mapping[str, float], row: int) -> None:
         """A step record's values as a row at block row `row` (the caller keeps `rows` and
         `step_order`): records of the same names share a group, one per (rank, names)."""
         names = tuple(metrics)
@@ -199,7 +200,7 @@ class ColumnBlock:
         for g in self.groups.values():
             g.convert()
 
-    def owner_of(self, rank: int, kind: str, name: str) -> RowShape | None:
+    def owner_of(self, rank: int | None, kind: str, name: str) -> RowShape | None:
         """The template feeding that series in this block, if any."""
         return self._series_of.get((rank, kind, name))
 

@@ -7,9 +7,10 @@ Lines are real: shared/seeds/002 (DeepSpeed log_dist), sample_logs/ranks__torchr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from trainwatch.lines.assembler import Line
-from trainwatch.parsers.runner.merge import PendingStep, StepMerger, step_records
+from trainwatch.parsers.runner.merge import SEEN_UNRANKED_MAX, PendingStep, StepMerger, step_records
 from trainwatch.parsers.runner.probe import LabelProbe
 from trainwatch.parsers.runner.ranks import CurrentLine, RankResolver, RecentOrigins
 from trainwatch.parsers.runner.segments import Segments
@@ -121,6 +122,32 @@ def test_an_unranked_step_line_seen_again_is_a_repeat_until_a_new_segment() -> N
     assert merger.is_repeat(PendingStep(None, 5, None, 2, {"loss": 2.0})) is True
     merger.forget_seen()
     assert merger.is_repeat(PendingStep(None, 5, None, 3, {"loss": 2.0})) is False
+
+
+def test_unranked_steps_taken_in_columns_are_recognised_when_printed_again() -> None:
+    """The catch-up hands over the steps it took in columns with their metrics to be made on
+    demand: a line of one of them printed again is a repeat; other values of it are not; the
+    metrics are made only when a step comes again; the oldest steps are forgotten first."""
+    merger = StepMerger()
+    made: list[int] = []
+
+    def later(step: int) -> Callable[[], dict[str, float]]:
+        def metrics() -> dict[str, float]:
+            made.append(step)
+            return {"loss": float(step), "lr": 1e-4}
+
+        return metrics
+
+    merger.saw_unranked([(step, later(step)) for step in range(1, 11)])
+    assert made == []
+    assert merger.is_repeat(PendingStep(None, 4, None, 9, {"lr": 1e-4, "loss": 4.0})) is True
+    assert merger.is_repeat(PendingStep(None, 4, None, 9, {"lr": 1e-4, "loss": 5.0})) is False
+    assert merger.is_repeat(PendingStep(None, 4, None, 9, {"lr": 1e-4, "loss": 5.0})) is True
+    assert merger.is_repeat(PendingStep(None, 11, None, 9, {"lr": 1e-4, "loss": 11.0})) is False
+    assert made == [4]
+    merger.saw_unranked([(step, later(step)) for step in range(12, 12 + SEEN_UNRANKED_MAX)])
+    assert merger.is_repeat(PendingStep(None, 12, None, 9, {"lr": 1e-4, "loss": 12.0})) is True
+    assert merger.is_repeat(PendingStep(None, 2, None, 9, {"lr": 1e-4, "loss": 2.0})) is False  # forgotten
 
 
 def test_a_step_goes_out_with_a_nan_event_per_watched_metric() -> None:

@@ -678,3 +678,109 @@ def test_a_file_growing_fast_is_read_in_bulk_as_it_arrives(tmp_path: Path, monke
     per_line, none = _grown(tmp_path / "out.log", text, False, monkeypatch)
     assert blocks > 50 and none == 0
     assert bulk == per_line
+
+
+# Megatron-LM's own iteration and timers lines (tests/corpus/megatron_lm/, issue 743 and the 345M
+# GPT run): numbers right-aligned in their fields, and no rank anywhere in the log.
+MLM_ITER = (
+    " iteration {n:8d}/    5000 | consumed samples: {samples:12d} | elapsed time per iteration (ms): {ms:.1f} |"
+    " learning rate: {lr:.3E} | global batch size:    16 | lm loss: {loss:.6E} | loss scale: 262144.0 |"
+    " grad norm: {gn:.3f} | number of skipped iterations:   0 | number of nan iterations:   0 |"
+)
+MLM_TIMERS = (
+    "time (ms) | forward-compute: {f:.2f} | backward-compute: 73.02 | backward-params-all-reduce: 20.10 |"
+    " optimizer: 63.01 | batch-generator: 25.27"
+)
+MLM_VALIDATION = (
+    "-" * 96
+    + "\n validation loss at iteration {n} | lm loss value: 6.329505E+00 | lm loss PPL: 5.608791E+02 | \n"
+    + "-" * 96
+)
+
+
+def _megatron_lm_log(path: Path, iterations: int, *, ranks: int = 1, seed: int = 0) -> Path:
+    """An unranked Megatron-LM log: every counter goes on; `ranks` unprefixed ranks print each
+    iteration line (the same values: the per-line path counts the repeats)."""
+    rng = random.Random(seed)
+    lines = ["training ...", "[before the start of training step] datetime: 2022-10-31 08:35:51 "]
+    for n in range(1, iterations + 1):
+        values = {"n": n, "samples": 16 * n, "ms": rng.uniform(800, 1200), "lr": 1.5e-4 * min(1, n / 500)}
+        values |= {"loss": 10 * 0.999**n + 2, "gn": rng.uniform(0.5, 3)}
+        lines += [MLM_ITER.format(**values)] * ranks
+        lines.append(MLM_TIMERS.format(f=rng.uniform(190, 200)))
+        if n % 500 == 0:
+            lines.append(MLM_VALIDATION.format(n=n))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _blocks_of(monkeypatch: pytest.MonkeyPatch) -> list[ColumnBlock]:
+    blocks: list[ColumnBlock] = []
+    original = Store.extend
+
+    def spy(self: Store, block: ColumnBlock) -> None:
+        blocks.append(block)
+        original(self, block)
+
+    monkeypatch.setattr(Store, "extend", spy)
+    return blocks
+
+
+def test_an_unranked_megatron_lm_log_is_read_in_bulk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None
+) -> None:
+    """No rank reports in such a log: its records have no rank, on both paths; its iteration
+    lines (right-aligned fields) and timers lines become columns."""
+    path = _megatron_lm_log(tmp_path / "out.log", 3000)
+    _assert_same([str(path)], monkeypatch)
+    monkeypatch.setattr(catchup, "BULK", True)
+    blocks = _blocks_of(monkeypatch)
+    pipeline = Pipeline([str(path)])
+    pipeline.read_to_end()
+    groups = [g for b in blocks for g in b.groups.values() if not isinstance(g.template, RecordShape)]
+    assert {g.rank for g in groups} == {None}
+    assert {g.template.kind for g in groups} == {"step", "phases"}
+    assert sum(len(g) for g in groups) > 0.9 * 2 * 3000  # nearly every iteration and timers line
+    loss = pipeline.store.get_series(str(path), None, "loss")
+    assert loss is not None and loss.count == 3000 and list(loss.steps[:3]) == [1.0, 2.0, 3.0]
+    assert pipeline.store.ranks == set()
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_unranked_lines_agree_when_ranks_repeat_them_or_steps_go_back(
+    trial: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None
+) -> None:
+    """Two unprefixed ranks print every iteration line (repeats: counted, not stored twice);
+    lines of one step with other values, steps going back, wrapped and torn lines, a rank that
+    starts to report: the bulk path must leave what the per-line path leaves."""
+    rng = random.Random(trial)
+    lines = _megatron_lm_log(tmp_path / "base.log", 400, ranks=rng.choice([1, 2]), seed=trial).read_text().split("\n")
+    for _ in range(25):
+        at = rng.randrange(2, len(lines))
+        line = lines[at]
+        choice = rng.randrange(6)
+        if choice == 0:
+            lines.insert(at, line)  # the same line again
+        elif choice == 1 and "iteration" in line:
+            lines.insert(at, line.replace("grad norm: ", "grad norm: 1"))  # the same step, another value
+        elif choice == 2 and "iteration" in line:
+            lines.insert(at, line[: rng.randrange(len(line))])  # wrapped or torn
+        elif choice == 3:
+            lines.insert(at, lines[max(2, at - rng.randrange(1, 40))])  # an earlier line again (a step back)
+        elif choice == 4:
+            lines.insert(at, "[Rank 1] (after 100 iterations) memory (MB) | allocated: 2029.2 | max allocated: 5373.4")
+        elif choice == 5:
+            lines.insert(at, line.replace("  ", " ", 1))  # padding otherwise
+    path = tmp_path / "out.log"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    _assert_same([str(path)], monkeypatch)
+
+
+def test_a_wrapped_iteration_record_keeps_its_lines_per_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hard-wrapped iteration record's head waits for its next line: a whole iteration line
+    after it is read per line (the parser drops the head there), not in columns."""
+    monkeypatch.setattr(catchup, "BULK_SLICE", 512)
+    head = ITER_LINE.replace(" 5/", " 45/")[:60]
+    texts = [DS_LINE] * 20 + [ITER_LINE, TIMERS_LINE] * 4
+    texts += [head, ITER_LINE.replace(" 5/", " 50/"), TIMERS_LINE, " iteration       55/ 1000000"] + [DS_LINE] * 3
+    assert _records_to_store(texts, True) == _records_to_store(texts, False)

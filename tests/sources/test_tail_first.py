@@ -148,7 +148,14 @@ LINE = (
 def test_appends_while_the_history_is_read_are_kept_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The window keeps following the file while the history is read; once adopted, the lines
     appended meanwhile are in the store once, as in a plain read of the grown file."""
-    monkeypatch.setattr("trainwatch.pipeline.BACKFILL_BUDGET", 32 * 1024)  # a slow history
+    monkeypatch.setattr("trainwatch.pipeline.BACKFILL_BUDGET", 32 * 1024)  # a slow history:
+    pump = Pipeline._pump_backfill
+
+    def slow_pump(self: Pipeline, now: float) -> tuple[bool, bool]:
+        time.sleep(0.01)  # (10 ms a round of 32 KB: seconds for the 3 MB seed, however fast its read)
+        return pump(self, now)
+
+    monkeypatch.setattr(Pipeline, "_pump_backfill", slow_pump)
     log = tmp_path / "train.log"
     shutil.copy(seed("004"), log)
     pipeline = Pipeline([str(log)], force_poll=True, poll_interval=0.02, window_bytes=WINDOW)

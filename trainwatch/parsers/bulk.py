@@ -57,6 +57,10 @@ PAD = Var(r" *", r" *", "", may_be_empty=True)
 # where PAD, INT, PAD would be three (`int()` ignores the spaces). Every group is a slot of every
 # row the chunk scan returns, whichever shape matched: fewer groups, a faster scan.
 PADDED_INT = Var(r" *\d{1,18} *", r"[ \d]*", "1")
+# A number right-aligned in a field (Megatron-LM's `consumed samples:        51200 |`, `{:12d}`):
+# its padding in its group, which `float()` and `int()` ignore; the width a number takes
+# changes the padding, never the shape.
+PADDED_NUMBER = Var(r" *[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", r" *[-+]?\d*(?:\.\d*)?(?:[eE][-+]?\d*)?", "1.0")
 # A rank as the runner's rank mentions read it (`[Rank 3]`: at most nine digits).
 RANK = Var(r"\d{1,9}", r"\d*", "1")
 # A line-start timestamp (`2020-12-12 00:01:20,672`, inside the line's `[...]`): the forms

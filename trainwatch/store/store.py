@@ -411,15 +411,16 @@ class Store:
             self.sources[source] = SourceState(source, lock=self.lock)
         groups = block.ordered()
         columns = {id(g): g.columns() for g in groups}  # (converted in the parser's thread)
-        by_key: dict[tuple[int, str], list] = {}
+        by_key: dict[tuple[int | None, str], list] = {}
         feeds: dict[int, list[tuple[ColumnGroup, array[float], list[float], array[float]]]] = {}
         series_of: dict[int, Series] = {}
-        timed: dict[int, dict[int, float]] = {}  # rank -> {row: log time} of record rows
+        timed: dict[int | None, dict[int, float]] = {}  # rank -> {row: log time} of record rows
         last_total: tuple[int, float] | None = None
         for g in groups:
             n = len(g.steps)
             self.records_added += n
-            self.ranks.add(g.rank)
+            if g.rank is not None:
+                self.ranks.add(g.rank)
             kind = "phase" if g.template.kind == "phases" else "metric"
             if kind == "phase" and None in g.steps:
                 xs = array("d", [math.nan if s is None else float(s) for s in g.steps])

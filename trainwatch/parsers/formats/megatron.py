@@ -31,7 +31,7 @@ from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, phase_name, snake
 from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.bulk import DECIMAL, NUMBER, PADDED_INT, BulkTemplate, Part
+from trainwatch.parsers.bulk import DECIMAL, NUMBER, PADDED_INT, PADDED_NUMBER, BulkTemplate, Part
 
 _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
 MAX_WRAPPED = 4000  # a wrapped record longer than this is not one
@@ -45,12 +45,13 @@ _PRINTED_TIMERS = re.compile(
     r"(?: [A-Za-z][\w./-]*(?: [\w./-]+)*: \d+\.\d+ \|)* [A-Za-z][\w./-]*(?: [\w./-]+)*: \d+\.\d+"
 )
 _PRINTED_TIMER = re.compile(r"([A-Za-z][\w./-]*(?: [\w./-]+)*): (\d+\.\d+)")
-# Iteration-line fields as Megatron prints them (` label: 1.234E+00 |`, ` loss scale 4096.0 |`):
-# words of letters (no digits, `:`, `=`), one space, one number `float()` reads as `parse_number` does.
+# Iteration-line fields as Megatron prints them (` label: 1.234E+00 |`, ` loss scale 4096.0 |`,
+# Megatron-LM's right-aligned ` consumed samples:        51200 |`): words of letters (no digits,
+# `:`, `=`), spaces, one number `float()` reads as `parse_number` does.
 _LABEL = r"[A-Za-z][A-Za-z()/_-]*(?: [A-Za-z(][A-Za-z()/_-]*)*"
 _NUMBER = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-_PRINTED_FIELDS = re.compile(rf"(?: {_LABEL}:? {_NUMBER} \|)*")
-_PRINTED_FIELD = re.compile(rf" ({_LABEL}):? ({_NUMBER}) \|")
+_PRINTED_FIELDS = re.compile(rf"(?: {_LABEL}:? +{_NUMBER} \|)*")
+_PRINTED_FIELD = re.compile(rf" ({_LABEL}):? +({_NUMBER}) \|")
 FAST = True  # tests/perf compare both paths
 _BLOCK_HEADER = re.compile(r"^\s*\(min, max\) time across ranks \(ms\):\s*$")
 _BLOCK_ROW = re.compile(
@@ -283,7 +284,9 @@ class MegatronParser(Parser):
         return None
 
     def _bulk_ready(self) -> bool:
-        return self._block is None  # an open block is closed by the next line: per line
+        # An open block is closed by the next line, a wrapped record's head waits for its next
+        # line (the one that tells whether it continues): per line.
+        return self._block is None and self._wrapped is None
 
     def _iteration_template(self, text: str) -> BulkTemplate | None:
         m = _ITERATION.search(text)
@@ -296,7 +299,11 @@ class MegatronParser(Parser):
         values: list[tuple[int, str, bool]] = []
         for i, field in enumerate(_PRINTED_FIELD.finditer(tail)):
             name, in_ms = _label(field.group(1))
-            parts += [tail[field.start() : field.start(2)], NUMBER, " |"]
+            head = tail[field.start() : field.start(2)]
+            if head.endswith("  "):  # right-aligned: the padding goes with the number
+                parts += [head.rstrip(" ") + " ", PADDED_NUMBER, " |"]
+            else:
+                parts += [head, NUMBER, " |"]
             values.append((2 + i, name, in_ms))
 
         def on_line(groups: tuple[str, ...]) -> int | None:

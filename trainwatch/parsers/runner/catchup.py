@@ -15,6 +15,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import compress
 from operator import itemgetter
 
@@ -26,7 +27,7 @@ from trainwatch.parsers.bulk import MAX_TEMPLATES, BulkTemplate, admit
 from trainwatch.parsers.rank import MEMBERSHIP_HINTS, TEXT_HINTS
 from trainwatch.parsers.runner.merge import PendingStep, StepMerger
 from trainwatch.parsers.runner.ranks import RankResolver
-from trainwatch.parsers.runner.runs import Run
+from trainwatch.parsers.runner.runs import UNSURE, Run
 from trainwatch.parsers.runner.segments import Segments
 from trainwatch.records import Phases, Record, Step
 
@@ -43,7 +44,7 @@ MAX_REFUSED = 64
 # What the runner itself reacts to on any line (segments, rank mentions): never in a bulk line.
 SEGMENT_MARKERS = ("exitcode", "attempts left", "OMP_NUM_THREADS", "WORLD INFO DICT")
 
-_Held = tuple[BulkTemplate, int, int, tuple[str, ...], int]  # template, rank, step, groups, line
+_Held = tuple[BulkTemplate, int | None, int, tuple[str, ...], int]  # template, rank, step, groups, line
 
 
 RETRY_EVERY = 16  # small reads between two tries of the bulk path when it did not pay (`worth_trying`)
@@ -273,7 +274,7 @@ class CatchUp:
         if run is None:
             return a
         rank = run.rank(self._ranks)
-        if rank is None or not run.steps_go_on(rank, self._segments):
+        if rank == UNSURE or not run.steps_go_on(rank, self._segments):
             return a
         if run.open_from is not None:  # (rare: a slice ending in DeepSpeed's step=N lines)
             stop = run.open_from
@@ -293,6 +294,8 @@ class CatchUp:
             self._held = (template, rank, step, groups, no + at)
         if last is not None:
             self._segments.record(None, rank, last)
+            if rank is None:
+                self._merger.saw_unranked(run.reports(held[3] if held is not None else None))
         return b
 
     # ------------------------------------------------------------- row by row
@@ -312,7 +315,8 @@ class CatchUp:
                 return
 
     def _rank(self, template: BulkTemplate, groups: tuple[str, ...]) -> int | None:
-        """The rank the per-line path would give such a line, when certain; else None (per line)."""
+        """The rank the per-line path gives such a line (None: a log where no rank reports
+        progress; `admit` keeps rank mentions out of a rank-less shape's lines)."""
         if template.rank_group is not None:
             return self._ranks.report(int(groups[template.rank_group]))
         return self._ranks.implicit()
@@ -321,8 +325,6 @@ class CatchUp:
         if template.ready is not None and not template.ready():
             return False
         rank = self._rank(template, groups)
-        if rank is None:
-            return False
         if self._merger.pending is not None:
             self._flush_pending()
         elif self._held is not None:
@@ -342,12 +344,14 @@ class CatchUp:
         else:
             step = int(groups[template.step_group])  # type: ignore[index]
         rank = self._rank(template, groups)
-        if rank is None:
-            return False
         time = template.time(groups)
         held = self._held
         if held is not None and held[1] == rank and held[2] == step:  # another report of the held step
+            if rank is None:
+                return False  # (unranked: a repeat or a merge, per line)
             self._materialize()
+        if rank is None and self._merger.continues(rank, step):
+            return False
         if self._merger.pending is not None:
             if self._merger.continues(rank, step) and self._merged(template, rank, step, groups, time):
                 return True
@@ -361,7 +365,9 @@ class CatchUp:
             self._held = (template, rank, step, groups, no)
         return True
 
-    def _merged(self, template: BulkTemplate, rank: int, step: int, groups: tuple[str, ...], time: str | None) -> bool:
+    def _merged(
+        self, template: BulkTemplate, rank: int | None, step: int, groups: tuple[str, ...], time: str | None
+    ) -> bool:
         """A step row reporting the pending step (Megatron's `iteration N` after DeepSpeed's
         `step=N` and timer lines), as the per-line path's `step()` takes it: merged into the
         pending step (True), or, when a value differs ("apart": another report of that step),
@@ -381,9 +387,11 @@ class CatchUp:
             return
         self._held = None
         self._segments.record(None, rank, step)
+        if rank is None:
+            self._merger.saw_unranked([(step, partial(template.metrics, groups))])
         self._add_row(rank, template, step, groups)
 
-    def _add_row(self, rank: int, template: BulkTemplate, step: int | None, groups: tuple[str, ...]) -> None:
+    def _add_row(self, rank: int | None, template: BulkTemplate, step: int | None, groups: tuple[str, ...]) -> None:
         block = self._block = self._open_block()
         group = block.groups.get((rank, template))
         if group is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,13 +23,18 @@ _INFINITE = (math.inf, -math.inf)
 # (`best_recon_loss: inf`, `min_g_loss: inf`: a best-so-far started at inf; the scaler's `loss_scale`)
 _NOT_TERM = re.compile(r"(?:^|_)(?:best|min|max|lowest|prev|previous|init|initial)_|loss_scale")
 _LOSS_TERM = re.compile(r"(?:^|_)(?:loss|smooth_?l1|l1|l2|mse|mae|kl|nll|bce|xent|cross_?entropy)(?:_|$)")
-# Unranked step keys remembered per segment to recognise the same line from other ranks.
+# Unranked step reports remembered per segment to recognise the same line from other ranks (the
+# oldest steps' reports are forgotten first).
 SEEN_UNRANKED_MAX = 4096
 # Unranked steps without a step number are only compared with this many recent ones.
 RECENT_STEPLESS = 16
 
 Merged = Literal["apart", "merged", "repeat"]
-_StepKey = tuple[str | None, int | None, tuple[tuple[str, float], ...]]
+_Items = tuple[tuple[str, float], ...]
+_StepKey = tuple[str | None, int | None, _Items]
+# A report the catch-up took in columns: its metrics are made only if a report of its step comes
+# again (rarely: the bulk path takes only steps beyond every step seen).
+LaterItems = Callable[[], Mapping[str, float]]
 
 
 @dataclass
@@ -47,7 +52,9 @@ class StepMerger:
 
     def __init__(self) -> None:
         self.pending: PendingStep | None = None
-        self._seen_unranked: OrderedDict[_StepKey, None] = OrderedDict()
+        # (host, step) -> the metrics of each unranked report of it seen (the first seen first)
+        self._seen_unranked: OrderedDict[tuple[str | None, int], list[_Items | LaterItems]] = OrderedDict()
+        self._seen_count = 0  # reports in `_seen_unranked`
         self._recent_stepless: deque[_StepKey] = deque(maxlen=RECENT_STEPLESS)
 
     def merge(
@@ -70,7 +77,7 @@ class StepMerger:
             pending.time = time
         return "merged"
 
-    def continues(self, rank: int, step: int) -> bool:
+    def continues(self, rank: int | None, step: int) -> bool:
         """Would a report of (rank, step) from an unlabelled line merge into the pending step?"""
         pending = self.pending
         return pending is not None and pending.rank == rank and pending.step == step and pending.host is None
@@ -85,22 +92,50 @@ class StepMerger:
 
     def is_repeat(self, pending: PendingStep) -> bool:
         """The same unranked step line again: another rank printing identical values."""
-        key: _StepKey = (pending.host, pending.step, tuple(sorted(pending.metrics.items())))
+        items = tuple(sorted(pending.metrics.items()))
         if pending.step is None:
+            key: _StepKey = (pending.host, None, items)
             if key in self._recent_stepless:
                 return True
             self._recent_stepless.append(key)
             return False
-        if key in self._seen_unranked:
-            return True
-        self._seen_unranked[key] = None
-        if len(self._seen_unranked) > SEEN_UNRANKED_MAX:
-            self._seen_unranked.popitem(last=False)
+        at = (pending.host, pending.step)
+        seen = self._seen_unranked.get(at)
+        if seen is None:
+            self._seen_unranked[at] = [items]
+        else:
+            for k, known in enumerate(seen):
+                if callable(known):
+                    known = seen[k] = tuple(sorted(known().items()))
+                if known == items:
+                    return True
+            seen.append(items)
+        self._seen_count += 1
+        self._forget_oldest()
         return False
+
+    def saw_unranked(self, reports: Iterable[tuple[int, LaterItems]]) -> None:
+        """Unranked steps the catch-up took in columns (no host), in order: as `is_repeat` of
+        each would have remembered them (each is new: its step is beyond every one seen)."""
+        for step, later in reports:
+            seen = self._seen_unranked.get((None, step))
+            if seen is None:
+                self._seen_unranked[(None, step)] = [later]
+            else:
+                seen.append(later)
+            self._seen_count += 1
+        self._forget_oldest()
+
+    def _forget_oldest(self) -> None:
+        """The oldest steps' reports go when more than SEEN_UNRANKED_MAX are remembered."""
+        while self._seen_count > SEEN_UNRANKED_MAX:
+            _at, seen = self._seen_unranked.popitem(last=False)
+            self._seen_count -= len(seen)
 
     def forget_seen(self) -> None:
         """A new segment: re-run steps with the same values (same seed) are not repeats."""
         self._seen_unranked.clear()
+        self._seen_count = 0
         self._recent_stepless.clear()
 
 

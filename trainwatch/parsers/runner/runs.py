@@ -2,8 +2,8 @@
 
 A run (rows a..b-1 of a bulk slice, every row of a learned shape) goes into the block in one go
 when every row would take the common way on the row-by-row path: ready templates, one rank
-already known, steps going up from the last one (no restart, no merge), finite watched values,
-and no series fed by two shapes. Then each parser's state moves line by line (its `on_line`
+already known (or none: a log no rank reports in, each step reported once), steps going up from
+the last one (no restart, no merge), finite watched values, and no series fed by two shapes. Then each parser's state moves line by line (its `on_line`
 in line order) and the rows go in as columns.
 """
 
@@ -12,13 +12,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import partial
 from itertools import islice
 from math import isfinite
 from operator import itemgetter, lt
 
 from trainwatch.columns import ColumnBlock
 from trainwatch.parsers.bulk import BulkTemplate
-from trainwatch.parsers.runner.merge import _differs
+from trainwatch.parsers.runner.merge import LaterItems, _differs
 from trainwatch.parsers.runner.ranks import RankResolver
 from trainwatch.parsers.runner.segments import Segments
 
@@ -27,6 +28,9 @@ Rows = list[tuple[str, ...]]
 Present = list[tuple[int, BulkTemplate, list[int]]]
 # The last step row, left pending: (template, step, its groups, row index)
 HeldRow = tuple[BulkTemplate, int, tuple[str, ...], int]
+# `Run.rank`'s answer when the rows' rank is not certain (a rank is never negative; None is the
+# rank of a log where no rank reports progress).
+UNSURE = -1
 
 
 class Run:
@@ -64,27 +68,30 @@ class Run:
         return cls(rows, present, a, b)
 
     def rank(self, ranks: RankResolver) -> int | None:
-        """The one rank of every row, when certain and already reporting; else None."""
-        rank: int | None = None
+        """The one rank of every row, when certain and already reporting (None: no rank
+        reports, the per-line path's rank of such rows); else UNSURE."""
+        rank: int | None = UNSURE
         for off, template, at in self.present:
             if template.rank_group is not None:
                 found = {int(r) for r in set(_column(self.rows, at, off + template.rank_group))}
                 if len(found) != 1 or not ranks.all_reporting(found):
-                    return None
+                    return UNSURE
                 this: int | None = found.pop()
             else:
                 this = ranks.implicit()
-                if this is None:
-                    return None
-            if rank is not None and this != rank:
-                return None
+            if rank != UNSURE and this != rank:
+                return UNSURE
             rank = this
         return rank
 
-    def steps_go_on(self, rank: int, segments: Segments) -> bool:
+    def steps_go_on(self, rank: int | None, segments: Segments) -> bool:
         """The step rows go up from the stream's last step, their watched values finite; rows
-        reporting the same step merge as the per-line path merges them (no value differs)."""
+        reporting the same step merge as the per-line path merges them (no value differs).
+        Unranked rows (`rank` None) each report a step of their own, untimed: two unranked
+        reports of one step merge or are repeats on the per-line path (`StepMerger.merge`)."""
         rows = self.rows
+        if rank is None and any(t.timed for _o, t, _a in self.present):
+            return False
         step_rows: list[tuple[int, int]] = []
         of_row: dict[int, BulkTemplate] = {}
         stateful: list[tuple[int, BulkTemplate, list[int]]] = []
@@ -116,7 +123,10 @@ class Run:
         step_rows.sort()
         if not step_rows:
             return True
-        if any(t.timed for _o, t, _a in self.present) or len(set(map(itemgetter(1), step_rows))) < len(step_rows):
+        repeated = len(set(map(itemgetter(1), step_rows))) < len(step_rows)
+        if rank is None and repeated:
+            return False
+        if repeated or any(t.timed for _o, t, _a in self.present):
             merged = self._merge(step_rows, of_row, segments)
             if merged is None:
                 return False
@@ -173,7 +183,7 @@ class Run:
                 self.open_from = chain[0]
         return steps
 
-    def fits(self, block: ColumnBlock, rank: int) -> bool:
+    def fits(self, block: ColumnBlock, rank: int | None) -> bool:
         """No shape of the run feeds a series another shape of the run or the block feeds."""
         groups = block.groups
         # (timed rows are records: a record row may share a series with template rows)
@@ -190,7 +200,7 @@ class Run:
                 taken[(kind, name)] = template
         return True
 
-    def write(self, block: ColumnBlock, rank: int, counts: Counter[str]) -> tuple[HeldRow | None, int | None]:
+    def write(self, block: ColumnBlock, rank: int | None, counts: Counter[str]) -> tuple[HeldRow | None, int | None]:
         """Move each parser's state and add the rows to `block` (`counts`: rows per parser).
 
         After `steps_go_on` (its steps are used). Returns the last row when it is a step row
@@ -241,6 +251,25 @@ class Run:
         repeats = self._repeats
         block.step_order.setdefault(rank, []).extend(s for i, s in step_rows if i not in repeats)
         return kept, step_rows[-1][1]
+
+    def reports(self, held: int | None) -> list[tuple[int, LaterItems]]:
+        """The step rows written (not the `held` row), in row order: each one's step and its
+        metrics when asked (`StepMerger.saw_unranked`)."""
+        out: list[tuple[int, int, LaterItems]] = []
+        for off, template, at in self.present:
+            if template.kind == "step":
+                rows = self.rows
+                out += (
+                    (i, step, partial(_metrics_of, template, rows[i], off))
+                    for i, step in zip(at, self._steps[off], strict=True)
+                    if i != held
+                )
+        out.sort(key=itemgetter(0))
+        return [(step, later) for _i, step, later in out]
+
+
+def _metrics_of(template: BulkTemplate, row: tuple[str, ...], off: int) -> dict[str, float]:
+    return template.metrics(row[off : off + template.ngroups])
 
 
 def _line_steps(rows: Rows, present: Present) -> list[list[int | None]]:

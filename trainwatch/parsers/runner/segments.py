@@ -108,7 +108,7 @@ class Segments:
         self._last_step.clear()
         return self.attempt
 
-    def goes_on(self, rank: int, step: int) -> bool:
+    def goes_on(self, rank: int | None, step: int) -> bool:
         """Does `step` of an unlabelled stream of `rank` come after its last step?"""
         prev = self._last_by_stream.get((None, rank))
         return prev is None or step > prev
