@@ -1,8 +1,10 @@
-"""Logs of the formats read line by line (no bulk shapes), for the bench's per-line catch-up.
+"""Logs of other formats than the bench's big DeepSpeed log, for its catch-up of formats.
 
-A custom training loop's progress line (build-nanogpt's `step 5 | loss: ... | tok/sec: ...`, read
-by the field reader) and the HF Trainer's logging dicts (`{'loss': ..., 'epoch': ...}`), one a
-step, as long as asked. Deterministic (a fixed seed), so a run compares with the last.
+Read line by line (no bulk shapes): a custom training loop's progress line (build-nanogpt's
+`step 5 | loss: ... | tok/sec: ...`, read by the field reader) and the HF Trainer's logging dicts
+(`{'loss': ..., 'epoch': ...}`). Read in bulk: Megatron-LM's own iteration line (right-aligned
+fields) and timers line, in a log no rank is named in. One step a record, as long as asked.
+Deterministic (a fixed seed), so a run compares with the last.
 Usage: python tests/bench/make_format_logs.py OUT_DIR [SIZE_MB]
 """
 
@@ -28,9 +30,22 @@ def hf_trainer_line(i: int, rng: random.Random) -> str:
     )
 
 
+def megatron_lm_lines(i: int, rng: random.Random) -> str:
+    return (
+        f" iteration {i:8d}/ 5000000 | consumed samples: {512 * i:12d} | elapsed time per iteration (ms):"
+        f" {800 + rng.random() * 400:.1f} | learning rate: {1.5e-4 * min(1.0, i / 2000):.3E} | global batch size:   512 |"
+        f" lm loss: {8 - i * 1e-6 + rng.random() * 0.1:.6E} | loss scale: 262144.0 | grad norm: {rng.random() + 0.5:.3f} |"
+        " number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+        f"time (ms) | forward-compute: {190 + rng.random() * 10:.2f} | backward-compute: {70 + rng.random() * 10:.2f} |"
+        f" backward-params-all-reduce: {20 + rng.random():.2f} | optimizer: {60 + rng.random() * 5:.2f} |"
+        f" batch-generator: {1 + rng.random() * 24:.2f}\n"
+    )
+
+
 FORMATS: dict[str, Callable[[int, random.Random], str]] = {
     "custom_loop": custom_loop_line,
     "hf_trainer": hf_trainer_line,
+    "megatron_lm": megatron_lm_lines,
 }
 
 
@@ -39,13 +54,14 @@ def build(out: Path, name: str, size_mb: int) -> int:
     line_of = FORMATS[name]
     rng = random.Random(16)
     limit = size_mb * 1_000_000
-    written = lines = 0
+    written = lines = step = 0
     with open(out, "w", encoding="utf-8") as f:
         while written < limit:
-            lines += 1
-            text = line_of(lines, rng)
+            step += 1
+            text = line_of(step, rng)
             f.write(text)
             written += len(text)
+            lines += text.count("\n")
     return lines
 
 

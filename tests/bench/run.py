@@ -9,9 +9,10 @@ Figures (all measured in this run, on this machine):
    BENCH_MB megabytes (tests/bench/make_big_log.py); wall time, CPU time and the child's peak RSS
    (wait4 rusage); then, on the same file, lnav indexing it headless and toolong's line-break scan
    (tests/bench/references.py: installed on the way when possible, else skipped with a message).
-1b. formats read line by line (no bulk shapes): a custom loop's progress lines and the HF Trainer's
-   dicts, BENCH_FORMAT_MB (default 20) MB each (tests/bench/make_format_logs.py): `trainwatch
-   summary --json` wall time, lines/s, CPU and peak RSS, next to `grep -c ''` of the same file.
+1b. other formats: a custom loop's progress lines and the HF Trainer's dicts (read line by line: no
+   bulk shape), Megatron-LM's own log with no rank named (read in bulk), BENCH_FORMAT_MB (default
+   20) MB each (tests/bench/make_format_logs.py): `trainwatch summary --json` wall time, lines/s,
+   CPU and peak RSS, next to `grep -c ''` of the same file.
 1c. hostile lines: every real line of the hostile corpus with each number 3,000 digits long, then each
    run of whitespace 3,000x, then each run of dashes or dots 1,500x, through every parser: the mean and the worst cost per character (a
    regex backtracking through a long run costs its square).
@@ -151,13 +152,14 @@ def catchup(size_mb: int) -> None:
 
 
 def formats(size_mb: int) -> None:
-    """The formats no bulk shape reads (every line through the parsers): a custom loop's progress
-    lines (the field reader) and the HF Trainer's dicts, next to `grep -c` of the same file."""
-    print(f"\n1b. catch-up of formats read line by line: {size_mb} MB each (tests/bench/make_format_logs.py)")
+    """Other formats: a custom loop's progress lines (the field reader) and the HF Trainer's
+    dicts, which no bulk shape reads (every line through the parsers), and Megatron-LM's own log
+    (no rank named: read in bulk), next to `grep -c` of the same file."""
+    print(f"\n1b. catch-up of other formats: {size_mb} MB each (tests/bench/make_format_logs.py)")
     tw = str(Path(sys.executable).with_name("trainwatch"))
     grep = shutil.which("grep")
     for name in make_format_logs.FORMATS:
-        path = bench_dir() / f"{name}_{size_mb}MB.log"
+        path = bench_dir() / f"{name}_{size_mb}MB_v2.log"  # v2: lines counted, not steps
         done = path.with_suffix(".done")
         if not (path.exists() and done.exists()):
             done.write_text(str(make_format_logs.build(path, name, size_mb)))
