@@ -128,13 +128,8 @@ def _assert_same(path_list: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     assert bulk[2] == per_line[2], "source state / raw-log ring differs"
 
 
-@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name[:60])
-def test_bulk_and_per_line_agree_on_every_log(path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None) -> None:
-    _assert_same([str(path)], monkeypatch)
-
-
-def test_the_bulk_path_is_taken_on_seed_004(monkeypatch: pytest.MonkeyPatch, small_bulk: None) -> None:
-    """Otherwise the comparisons above would compare the per-line path with itself."""
+def _blocks_of(monkeypatch: pytest.MonkeyPatch) -> list[ColumnBlock]:
+    """The column blocks the store is given from now on (a spy on `Store.extend`)."""
     blocks: list[ColumnBlock] = []
     original = Store.extend
 
@@ -143,6 +138,17 @@ def test_the_bulk_path_is_taken_on_seed_004(monkeypatch: pytest.MonkeyPatch, sma
         original(self, block)
 
     monkeypatch.setattr(Store, "extend", spy)
+    return blocks
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name[:60])
+def test_bulk_and_per_line_agree_on_every_log(path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None) -> None:
+    _assert_same([str(path)], monkeypatch)
+
+
+def test_the_bulk_path_is_taken_on_seed_004(monkeypatch: pytest.MonkeyPatch, small_bulk: None) -> None:
+    """Otherwise the comparisons above would compare the per-line path with itself."""
+    blocks = _blocks_of(monkeypatch)
     pipeline = Pipeline([str(seed("004"))])
     pipeline.read_to_end()
     groups = [g for b in blocks for g in b.groups.values()]
@@ -712,18 +718,6 @@ def _megatron_lm_log(path: Path, iterations: int, *, ranks: int = 1, seed: int =
             lines.append(MLM_VALIDATION.format(n=n))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def _blocks_of(monkeypatch: pytest.MonkeyPatch) -> list[ColumnBlock]:
-    blocks: list[ColumnBlock] = []
-    original = Store.extend
-
-    def spy(self: Store, block: ColumnBlock) -> None:
-        blocks.append(block)
-        original(self, block)
-
-    monkeypatch.setattr(Store, "extend", spy)
-    return blocks
 
 
 def test_an_unranked_megatron_lm_log_is_read_in_bulk(
