@@ -31,9 +31,13 @@ from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, phase_name, snake
 from trainwatch.numbers import ms_to_s, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
-from trainwatch.parsers.bulk import DECIMAL, NUMBER, PADDED_INT, PADDED_NUMBER, BulkTemplate, Part
+from trainwatch.parsers.bulk import DECIMAL, NUMBER, PADDED_INT, PADDED_NUMBER, BulkTemplate, Part, Var
 
 _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\]\s*")
+# The stamp recent Megatron-LM prints (`[2024-04-06 02:56:58]`, no fraction), as a variable part of a
+# bulk shape: one `_STAMP` reads. Its substrings are digit runs between single `- :T`, so that no
+# trigger (`---`, `, `, `[.`) can straddle it.
+_STAMP_PART = Var(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}", r"[- :T]?(?:\d+[- :T])*\d*", "2020-01-01 00:00:00")
 MAX_WRAPPED = 4000  # a wrapped record longer than this is not one
 _ITERATION = re.compile(r"(?<![\w-])iteration[\s=]*(?P<n>\d{1,18}(?!\d))\s*/\s*(?P<m>\d{1,18}(?!\d))\s*\|")
 _FIELD = re.compile(r"^\s*(?P<label>[A-Za-z][^|:=]*?)\s*(?::|=|\s)\s*(?P<value>[-+]?[\w.+-]+?)\s*$")
@@ -273,12 +277,14 @@ class MegatronParser(Parser):
 
     # ----------------------------------------------------------------- bulk
     def bulk_template(self, text: str) -> BulkTemplate | None:
-        """The iteration and timers lines as Megatron prints them (no timestamp): the shapes a
-        long run repeats. Steps move as `_iteration` / `_timers` move them."""
-        if _STAMP.match(text):
-            return None
+        """The iteration and timers lines as Megatron prints them (the iteration line with or
+        without the timestamp recent versions put before it): the shapes a long run repeats.
+        Steps move as `_iteration` / `_timers` move them."""
+        stamp = _STAMP.match(text)
+        if stamp is not None:  # (a stamped line is read with its time: a timed shape)
+            return self._iteration_template(text, stamp) if "iteration" in text else None
         if "iteration" in text:
-            return self._iteration_template(text)
+            return self._iteration_template(text, None)
         if "time (ms)" in text:
             return self._timers_template(text)
         return None
@@ -288,14 +294,21 @@ class MegatronParser(Parser):
         # line (the one that tells whether it continues): per line.
         return self._block is None and self._wrapped is None
 
-    def _iteration_template(self, text: str) -> BulkTemplate | None:
-        m = _ITERATION.search(text)
-        if m is None or text[: m.start()].strip():
+    def _iteration_template(self, text: str, stamp: re.Match[str] | None) -> BulkTemplate | None:
+        start = stamp.end() if stamp is not None else 0
+        m = _ITERATION.search(text, start)
+        if m is None or text[start : m.start()].strip():
             return None
         tail = text[m.end() :]
         if not _PRINTED_FIELDS.fullmatch(tail):
             return None
-        parts: list[Part] = [text[: m.start()] + "iteration", PADDED_INT, "/", PADDED_INT, "|"]
+        if stamp is None:
+            parts: list[Part] = [text[: m.start()] + "iteration"]
+        else:  # ` [2024-04-06 02:56:58] iteration`: the stamp `_stamp` reads, as printed around it
+            opening, closing = text.index("["), text.index("]")
+            parts = [text[: opening + 1], _STAMP_PART, text[closing : m.start()] + "iteration"]
+        first = len(parts) // 2  # the step's group (after the stamp's, if any)
+        parts += [PADDED_INT, "/", PADDED_INT, "|"]
         values: list[tuple[int, str, bool]] = []
         for i, field in enumerate(_PRINTED_FIELD.finditer(tail)):
             name, in_ms = _label(field.group(1))
@@ -304,10 +317,10 @@ class MegatronParser(Parser):
                 parts += [head.rstrip(" ") + " ", PADDED_NUMBER, " |"]
             else:
                 parts += [head, NUMBER, " |"]
-            values.append((2 + i, name, in_ms))
+            values.append((first + 2 + i, name, in_ms))
 
         def on_line(groups: tuple[str, ...]) -> int | None:
-            self._last_iter = int(groups[0])
+            self._last_iter = int(groups[first])
             return self._last_iter
 
         return BulkTemplate(
@@ -316,11 +329,12 @@ class MegatronParser(Parser):
             tuple(parts),
             tuple(values),
             on_line,
-            step_group=0,
-            extras=(("total_steps", 1),),
+            step_group=first,
+            extras=(("total_steps", first + 1),),
             ready=self._bulk_ready,
             absent=("time across ranks", "validation loss at iteration", "memory (MB)"),
             last_counts=True,
+            timed=stamp is not None,
         )
 
     def _timers_template(self, text: str) -> BulkTemplate | None:

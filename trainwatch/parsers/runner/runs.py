@@ -87,11 +87,9 @@ class Run:
     def steps_go_on(self, rank: int | None, segments: Segments) -> bool:
         """The step rows go up from the stream's last step, their watched values finite; rows
         reporting the same step merge as the per-line path merges them (no value differs).
-        Unranked rows (`rank` None) each report a step of their own, untimed: two unranked
-        reports of one step merge or are repeats on the per-line path (`StepMerger.merge`)."""
+        Unranked rows (`rank` None) each report a step of their own: two unranked reports of
+        one step merge or are repeats on the per-line path (`StepMerger.merge`)."""
         rows = self.rows
-        if rank is None and any(t.timed for _o, t, _a in self.present):
-            return False
         step_rows: list[tuple[int, int]] = []
         of_row: dict[int, BulkTemplate] = {}
         stateful: list[tuple[int, BulkTemplate, list[int]]] = []
