@@ -3,7 +3,8 @@
 Read line by line (no bulk shapes): a custom training loop's progress line (build-nanogpt's
 `step 5 | loss: ... | tok/sec: ...`, read by the field reader) and the HF Trainer's logging dicts
 (`{'loss': ..., 'epoch': ...}`). Read in bulk: Megatron-LM's own iteration line (right-aligned
-fields) and timers line, in a log no rank is named in. One step a record, as long as asked.
+fields; with the timestamp recent versions print before it, or without) and timers line, in a log
+no rank is named in. One step a record, as long as asked.
 Deterministic (a fixed seed), so a run compares with the last.
 Usage: python tests/bench/make_format_logs.py OUT_DIR [SIZE_MB]
 """
@@ -42,10 +43,16 @@ def megatron_lm_lines(i: int, rng: random.Random) -> str:
     )
 
 
+def megatron_lm_stamped_lines(i: int, rng: random.Random) -> str:
+    """Recent Megatron-LM: the iteration line starts with its time."""
+    return f" [2024-04-06 {i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}]" + megatron_lm_lines(i, rng)
+
+
 FORMATS: dict[str, Callable[[int, random.Random], str]] = {
     "custom_loop": custom_loop_line,
     "hf_trainer": hf_trainer_line,
     "megatron_lm": megatron_lm_lines,
+    "megatron_lm_stamped": megatron_lm_stamped_lines,
 }
 
 
