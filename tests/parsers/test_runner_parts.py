@@ -127,7 +127,7 @@ def test_an_unranked_step_line_seen_again_is_a_repeat_until_a_new_segment() -> N
 def test_unranked_steps_taken_in_columns_are_recognised_when_printed_again() -> None:
     """The catch-up hands over the steps it took in columns with their metrics to be made on
     demand: a line of one of them printed again is a repeat; other values of it are not; the
-    metrics are made only when a step comes again; the oldest steps are forgotten first."""
+    metrics are made only when a step comes again; the oldest reports are forgotten first."""
     merger = StepMerger()
     made: list[int] = []
 

@@ -44,7 +44,10 @@ STEP_LINE = (
     " lr=[1.5e-06, 1.5e-06], mom=[(0.9, 0.999), (0.9, 0.999)]"
 )
 THROUGHPUT_LINE = "[2020-12-12 00:01:20,672] [INFO] [timer.py:166:stop] 0/100, SamplesPerSec=421.75204796909713"
-_AGO = re.compile(r"(?:[0-9.]+ ?(?:µs|ms|s|m|min|h|d|years) ago|\bnow\b)")
+# (and a stall's age: "no step for 7.5s after step N" — both runs read the files at their own time)
+_AGO = re.compile(
+    r"(?:[0-9.]+ ?(?:µs|ms|s|m|min|h|d|years) ago|\bnow\b|(?<=no step for )[0-9.]+ ?(?:µs|ms|s|m|min|h|d|years)\b)"
+)
 
 
 def _r(x: float) -> str:

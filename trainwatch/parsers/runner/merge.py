@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -24,7 +24,7 @@ _INFINITE = (math.inf, -math.inf)
 _NOT_TERM = re.compile(r"(?:^|_)(?:best|min|max|lowest|prev|previous|init|initial)_|loss_scale")
 _LOSS_TERM = re.compile(r"(?:^|_)(?:loss|smooth_?l1|l1|l2|mse|mae|kl|nll|bce|xent|cross_?entropy)(?:_|$)")
 # Unranked step reports remembered per segment to recognise the same line from other ranks (the
-# oldest steps' reports are forgotten first).
+# oldest forgotten first).
 SEEN_UNRANKED_MAX = 4096
 # Unranked steps without a step number are only compared with this many recent ones.
 RECENT_STEPLESS = 16
@@ -53,8 +53,8 @@ class StepMerger:
     def __init__(self) -> None:
         self.pending: PendingStep | None = None
         # (host, step) -> the metrics of each unranked report of it seen (the first seen first)
-        self._seen_unranked: OrderedDict[tuple[str | None, int], list[_Items | LaterItems]] = OrderedDict()
-        self._seen_count = 0  # reports in `_seen_unranked`
+        self._seen_unranked: dict[tuple[str | None, int], list[_Items | LaterItems]] = {}
+        self._seen_order: deque[tuple[str | None, int]] = deque()  # the step of each report, oldest first
         self._recent_stepless: deque[_StepKey] = deque(maxlen=RECENT_STEPLESS)
 
     def merge(
@@ -110,32 +110,39 @@ class StepMerger:
                 if known == items:
                     return True
             seen.append(items)
-        self._seen_count += 1
+        self._seen_order.append(at)
         self._forget_oldest()
         return False
 
     def saw_unranked(self, reports: Iterable[tuple[int, LaterItems]]) -> None:
         """Unranked steps the catch-up took in columns (no host), in order: as `is_repeat` of
-        each would have remembered them (each is new: its step is beyond every one seen)."""
+        each would have remembered them. Each is new there: the catch-up takes only steps
+        beyond the stream's last (`Segments.goes_on`), and every step `is_repeat` remembers
+        went out of that stream (both are cleared together at a new segment)."""
         for step, later in reports:
-            seen = self._seen_unranked.get((None, step))
+            at = (None, step)
+            seen = self._seen_unranked.get(at)
             if seen is None:
-                self._seen_unranked[(None, step)] = [later]
+                self._seen_unranked[at] = [later]
             else:
                 seen.append(later)
-            self._seen_count += 1
+            self._seen_order.append(at)
         self._forget_oldest()
 
     def _forget_oldest(self) -> None:
-        """The oldest steps' reports go when more than SEEN_UNRANKED_MAX are remembered."""
-        while self._seen_count > SEEN_UNRANKED_MAX:
-            _at, seen = self._seen_unranked.popitem(last=False)
-            self._seen_count -= len(seen)
+        """The oldest reports go when more than SEEN_UNRANKED_MAX are remembered."""
+        order, seen_of = self._seen_order, self._seen_unranked
+        while len(order) > SEEN_UNRANKED_MAX:
+            at = order.popleft()
+            seen = seen_of[at]
+            del seen[0]
+            if not seen:
+                del seen_of[at]
 
     def forget_seen(self) -> None:
         """A new segment: re-run steps with the same values (same seed) are not repeats."""
         self._seen_unranked.clear()
-        self._seen_count = 0
+        self._seen_order.clear()
         self._recent_stepless.clear()
 
 
