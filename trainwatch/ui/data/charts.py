@@ -45,6 +45,8 @@ def relaunched(store: Store, key: RankKey) -> bool:
     `attempt`, kept per stream in `Store.attempt_span`), as they do for the header, `summary`'s
     attempts and the verdict. A step counter that goes back on its own (per-epoch steps) is not
     a relaunch."""
+    if store.current_attempt == 0:  # (no stream was relaunched: no key looked up per series drawn)
+        return False
     current = store.key_attempt.get(key, 0)
     return any((n, key) in store.attempt_span for n in range(current))
 
