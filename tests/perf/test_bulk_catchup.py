@@ -790,3 +790,15 @@ def test_a_wrapped_iteration_record_keeps_its_lines_per_line(monkeypatch: pytest
     texts = [DS_LINE] * 20 + [ITER_LINE, TIMERS_LINE] * 4
     texts += [head, ITER_LINE.replace(" 5/", " 50/"), TIMERS_LINE, " iteration       55/ 1000000"] + [DS_LINE] * 3
     assert _records_to_store(texts, True) == _records_to_store(texts, False)
+
+
+@pytest.mark.parametrize("stamped", [False, True], ids=["plain", "stamped"])
+def test_an_unranked_file_growing_fast_is_read_in_bulk_as_it_arrives(
+    stamped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for a Megatron-LM log no rank is named in: its live reads pay in bulk now."""
+    text = _megatron_lm_log(tmp_path / "base.log", 2500, stamped=stamped).read_bytes()
+    bulk, blocks = _grown(tmp_path / "out.log", text, True, monkeypatch)
+    per_line, none = _grown(tmp_path / "out.log", text, False, monkeypatch)
+    assert blocks > 50 and none == 0
+    assert bulk == per_line
