@@ -48,6 +48,10 @@ _Held = tuple[BulkTemplate, int | None, int, tuple[str, ...], int]  # template, 
 
 
 RETRY_EVERY = 16  # small reads between two tries of the bulk path when it did not pay (`worth_trying`)
+# A timed template joins the chunk scanner when it took more than a 1/SCAN_TIMED_SHARE of the rows
+# of a slice of at least SCAN_TIMED_ROWS rows (`_side_rows`).
+SCAN_TIMED_SHARE = 4
+SCAN_TIMED_ROWS = 64
 
 
 class CatchUp:
@@ -84,6 +88,7 @@ class CatchUp:
         self._scanner: re.Pattern[str] | None = None
         self._dispatch: list[tuple[int, int, BulkTemplate]] = []
         self._side: list[tuple[re.Pattern[str], BulkTemplate, int]] = []  # timed templates, their offsets
+        self._scanned_timed: set[int] = set()  # timed templates whose lines are many: in the scanner (ids)
         self._catch_all = 0
         self._counts: Counter[str] = Counter()
         self._block: ColumnBlock | None = None
@@ -210,6 +215,7 @@ class CatchUp:
         width = self._catch_all + 1
         total = self._side[-1][2] + self._side[-1][1].ngroups - width
         cuts: list[int] = []
+        first = len(self._dispatch) - len(self._side)
         for i in others:
             line = rows[i][-1][:-1]
             for k, (pattern, template, off) in enumerate(self._side):
@@ -218,20 +224,27 @@ class CatchUp:
                     before = off - width
                     after = total - before - template.ngroups
                     rows[i] = (*rows[i], *("",) * before, *m.groups(), *("",) * after)
-                    where[len(self._dispatch) - len(self._side) + k].append(i)
+                    where[first + k].append(i)
                     break
             else:
                 cuts.append(i)
+        # A timed shape that is a good part of the lines (recent Megatron-LM's stamped iteration
+        # line, one in two lines) costs less in the scanner: from the next slice on.
+        for k, (_pattern, template, _off) in enumerate(self._side):
+            if len(where[first + k]) * SCAN_TIMED_SHARE > len(rows) >= SCAN_TIMED_ROWS:
+                self._scanned_timed.add(id(template))
+                self._scanner = None
         return cuts
 
     def _compile(self) -> re.Pattern[str]:
         """The chunk scanner: one alternative per untimed template, then a catch-all. Every
         group of every alternative is a slot of every row it returns (a wider row costs every
-        line), so the timed templates, whose lines are few, are tried on the catch-all rows
-        only; their groups follow the scanner's in the rows they match (`_side_rows`)."""
+        line), so the timed templates, whose lines are usually few, are tried on the catch-all
+        rows only; their groups follow the scanner's in the rows they match (`_side_rows`). A
+        timed template whose lines were a good part of a slice's is in the scanner."""
         dispatch: list[tuple[int, int, BulkTemplate]] = []
         off = 0
-        scanned = [t for t in self._templates if not t.timed]
+        scanned = [t for t in self._templates if not t.timed or id(t) in self._scanned_timed]
         for template in scanned:
             dispatch.append((off + template.probe, off, template))
             off += template.ngroups
@@ -243,7 +256,7 @@ class CatchUp:
         off += 1
         self._side = []
         for template in self._templates:
-            if template.timed:
+            if template.timed and id(template) not in self._scanned_timed:
                 self._side.append((re.compile(template.regex), template, off))
                 dispatch.append((off + template.probe, off, template))
                 off += template.ngroups

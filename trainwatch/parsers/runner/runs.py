@@ -47,6 +47,9 @@ class Run:
         # its timer.py line, Megatron's `iteration N`) or timed: one record each, with its time.
         self._records: list[tuple[int, int, str | None, dict[str, float]]] = []  # (first row, step, time, metrics)
         self._recorded: set[int] = set()  # the rows those records took
+        # Timed rows each reporting a step of its own (recent Megatron-LM's stamped iteration
+        # lines): template rows with their log time, not records.
+        self._timed_rows = False
         self._repeats: set[int] = set()  # the rows after the first of each record
         # The first row of such a record at the end of the run: the next lines may still report
         # its step, so the run must stop before it (`CatchUp._columns`).
@@ -124,13 +127,21 @@ class Run:
         repeated = len(set(map(itemgetter(1), step_rows))) < len(step_rows)
         if rank is None and repeated:
             return False
-        if repeated or any(t.timed for _o, t, _a in self.present):
+        if repeated:
             merged = self._merge(step_rows, of_row, segments)
             if merged is None:
                 return False
             steps = merged
         else:
             steps = [s for _i, s in step_rows]
+            if any(t.timed for _o, t, _a in self.present):
+                # Each timed row is a step of its own, with its time: a template row. One at the
+                # run's end stays open (the next lines may report its step, as they may after
+                # the per-line path's pending step): the run stops before it.
+                self._timed_rows = True
+                last = step_rows[-1][0]
+                if last == self.b - 1 and of_row[last].timed:
+                    self.open_from = last
         if not segments.goes_on(rank, steps[0]) or not all(map(lt, steps, islice(steps, 1, None))):
             return False
         self._step_rows = step_rows
@@ -184,8 +195,8 @@ class Run:
     def fits(self, block: ColumnBlock, rank: int | None) -> bool:
         """No shape of the run feeds a series another shape of the run or the block feeds."""
         groups = block.groups
-        # (timed rows are records: a record row may share a series with template rows)
-        present = [p for p in self.present if not p[1].timed]
+        # (timed rows that are records may share a series with template rows)
+        present = [p for p in self.present if self._timed_rows or not p[1].timed]
         if all((rank, template) in groups for _off, template, _at in present):
             return True  # each already feeds its own series in this block (`ColumnBlock.group`)
         taken: dict[tuple[str, str], BulkTemplate] = {}
@@ -231,6 +242,11 @@ class Run:
             # the rows with `zip(*...)`).
             taken = list(map(rows.__getitem__, at))
             group.add_texts({g: list(map(itemgetter(off + g), taken)) for g in template.needed})
+            if template.timed:
+                cut = itemgetter(slice(off, off + template.ngroups))
+                if group.times is None:
+                    group.times = []
+                group.times += map(template.time, map(cut, taken))
             group.steps.extend(got)
             group.last = base + at[-1]
             if template.kind == "step":
