@@ -50,6 +50,8 @@ class Run:
         # Timed rows each reporting a step of its own (recent Megatron-LM's stamped iteration
         # lines): template rows with their log time, not records.
         self._timed_rows = False
+        self._of_row: dict[int, BulkTemplate] = {}
+        self._segments: Segments | None = None
         self._repeats: set[int] = set()  # the rows after the first of each record
         # The first row of such a record at the end of the run: the next lines may still report
         # its step, so the run must stop before it (`CatchUp._columns`).
@@ -135,10 +137,12 @@ class Run:
         else:
             steps = [s for _i, s in step_rows]
             if any(t.timed for _o, t, _a in self.present):
-                # Each timed row is a step of its own, with its time: a template row. One at the
-                # run's end stays open (the next lines may report its step, as they may after
-                # the per-line path's pending step): the run stops before it.
+                # Each timed row is a step of its own, with its time: a template row (unless a
+                # series it feeds has another feeder in the block: then a record, `fits`). One
+                # at the run's end stays open (the next lines may report its step, as they may
+                # after the per-line path's pending step): the run stops before it.
                 self._timed_rows = True
+                self._of_row, self._segments = of_row, segments
                 last = step_rows[-1][0]
                 if last == self.b - 1 and of_row[last].timed:
                     self.open_from = last
@@ -193,10 +197,17 @@ class Run:
         return steps
 
     def fits(self, block: ColumnBlock, rank: int | None) -> bool:
-        """No shape of the run feeds a series another shape of the run or the block feeds."""
+        """No shape of the run feeds a series another shape of the run or the block feeds.
+        Timed rows that cannot be template rows so (DeepSpeed's `step=N` beside Megatron's
+        iteration rows: both feed `lr`) are records, which may share a series."""
+        if self._timed_rows and self._segments is not None and not self._fits(block, rank, timed=True):
+            self._timed_rows = False
+            self._merge(self._step_rows, self._of_row, self._segments)  # (single rows: never None)
+        return self._fits(block, rank, timed=self._timed_rows)
+
+    def _fits(self, block: ColumnBlock, rank: int | None, *, timed: bool) -> bool:
         groups = block.groups
-        # (timed rows that are records may share a series with template rows)
-        present = [p for p in self.present if self._timed_rows or not p[1].timed]
+        present = [p for p in self.present if timed or not p[1].timed]
         if all((rank, template) in groups for _off, template, _at in present):
             return True  # each already feeds its own series in this block (`ColumnBlock.group`)
         taken: dict[tuple[str, str], BulkTemplate] = {}
