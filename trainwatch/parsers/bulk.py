@@ -119,6 +119,9 @@ class BulkTemplate:
     timed: bool = False
     step_now: Callable[[tuple[str, ...]], int | None] | None = None
     mentions_rank: bool = False
+    # (timed) the log time from the text of group 0, the stamp, without the line rebuilt and
+    # searched (`line_time`): checked against `line_time` on the exemplar and a sample line
+    time_of: Callable[[str], str] | None = None
     # Filled in by admit():
     ngroups: int = 0
     regex: str = ""
@@ -168,7 +171,11 @@ class BulkTemplate:
 
     def time(self, groups: Sequence[str]) -> str | None:
         """The log time of the line a match came from (None unless `timed`), as the per-line path reads it."""
-        return line_time(self.text(groups).lstrip()) if self.timed else None
+        if not self.timed:
+            return None
+        if self.time_of is not None:
+            return self.time_of(groups[0])
+        return line_time(self.text(groups).lstrip())
 
     def metrics(self, groups: Sequence[str]) -> dict[str, float]:
         """The dict the parser passes for such a line (the per-line path's form)."""
@@ -287,6 +294,10 @@ def admit(
             or line_time(template.sample().lstrip()) is None
         ):
             return False
+        for line in (exemplar, template.sample()):
+            m = re.fullmatch(template.regex, line)
+            if m is None or template.time(m.groups()) != line_time(line.lstrip()):
+                return False
     elif not head or head[0] == "[" or head[0].isdigit():
         return False  # a line-start timestamp would be stamped on the record
     if len(set(template.names)) != len(template.names) or not template.names:

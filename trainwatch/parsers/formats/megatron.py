@@ -86,6 +86,11 @@ _MEMORY_NAMES = {
 }
 
 
+def _stamp_iso(stamp: str) -> str:
+    """`2024-04-06 02:56:58` (`_STAMP_PART`) -> the time `_stamp` gives the line."""
+    return f"{stamp[:10]}T{stamp[11:]}"
+
+
 def _stamp(text: str) -> tuple[str | None, str]:
     m = _STAMP.match(text)
     if not m:
@@ -335,6 +340,7 @@ class MegatronParser(Parser):
             absent=("time across ranks", "validation loss at iteration", "memory (MB)"),
             last_counts=True,
             timed=stamp is not None,
+            time_of=_stamp_iso if stamp is not None else None,
         )
 
     def _timers_template(self, text: str) -> BulkTemplate | None:
