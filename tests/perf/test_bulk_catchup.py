@@ -11,6 +11,7 @@ that small logs go through the bulk path too.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -25,8 +26,10 @@ from conftest import seed
 
 from trainwatch.columns import ColumnBlock, RecordShape
 from trainwatch.lines.assembler import Line
+from trainwatch.parsers import bulk
 from trainwatch.parsers.registry import new_parsers
 from trainwatch.parsers.runner import SourceParser, catchup
+from trainwatch.parsers.timestamps import line_time
 from trainwatch.pipeline import Pipeline
 from trainwatch.records import to_dict
 from trainwatch.sources import reader as reader_module
@@ -802,3 +805,23 @@ def test_an_unranked_file_growing_fast_is_read_in_bulk_as_it_arrives(
     per_line, none = _grown(tmp_path / "out.log", text, False, monkeypatch)
     assert blocks > 50 and none == 0
     assert bulk == per_line
+
+
+def test_a_stamped_shape_reads_its_time_as_the_per_line_path_does() -> None:
+    """Recent Megatron-LM's stamped iteration line: its shape takes the time from the stamp's
+    text, which `admit` checks against `line_time` (a shape that read it otherwise is refused)."""
+    parsers = new_parsers()
+    megatron = next(p for p in parsers if p.name == "megatron")
+    values = {"n": 15, "samples": 240, "ms": 5926.4, "lr": 3e-6, "loss": 1.957101, "gn": 2.853}
+    line = " [2024-04-06 02:56:58]" + MLM_ITER.format(**values)
+    template = megatron.bulk_template(line)
+    assert template is not None and template.timed
+    offered = [(p, tuple(p.triggers)) for p in parsers if p.triggers]
+    assert bulk.admit(template, line, offered, ())
+    match = re.fullmatch(template.regex, line)
+    assert match is not None
+    assert template.time(match.groups()) == line_time(line.lstrip()) == "2024-04-06T02:56:58"
+    assert not bulk.admit(dataclasses.replace(template, time_of=lambda stamp: stamp), line, offered, ())
+    fraction = line.replace(":58]", ":58.250]")  # (a stamp with a fraction: per line)
+    other = megatron.bulk_template(fraction)
+    assert other is None or not bulk.admit(other, fraction, offered, ())
