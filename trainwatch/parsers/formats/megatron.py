@@ -50,9 +50,9 @@ _PRINTED_TIMERS = re.compile(
 )
 _PRINTED_TIMER = re.compile(r"([A-Za-z][\w./-]*(?: [\w./-]+)*): (\d+\.\d+)")
 # Iteration-line fields as Megatron prints them (` label: 1.234E+00 |`, ` loss scale 4096.0 |`,
-# Megatron-LM's right-aligned ` consumed samples:        51200 |`): words of letters (no digits,
-# `:`, `=`), spaces, one number `float()` reads as `parse_number` does.
-_LABEL = r"[A-Za-z][A-Za-z()/_-]*(?: [A-Za-z(][A-Za-z()/_-]*)*"
+# Megatron-LM's right-aligned ` consumed samples:        51200 |`): words starting with a letter
+# (`mtp_1 loss`; no `:` or `=`), spaces, one number `float()` reads as `parse_number` does.
+_LABEL = r"[A-Za-z][\w()/-]*(?: [A-Za-z(][\w()/-]*)*"
 _NUMBER = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _PRINTED_FIELDS = re.compile(rf"(?: {_LABEL}:? +{_NUMBER} \|)*")
 _PRINTED_FIELD = re.compile(rf" ({_LABEL}):? +({_NUMBER}) \|")
