@@ -40,6 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import make_big_log  # tests/bench/make_big_log.py
 
 LOGS = real_logs("*.log")
+# The corpus excerpts of the formats that have bulk shapes (DeepSpeed's and Megatron's lines).
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+BULK_HINTS = ("iteration", "time (ms)", "step=", "SamplesPerSec")
+CORPUS_LOGS = sorted(
+    p for p in CORPUS.glob("*/*.log") if any(h in p.read_text(encoding="utf-8", errors="replace") for h in BULK_HINTS)
+)
 
 # DS_LINE, ITER_LINE, TIMERS_LINE: real seed-004 lines (_perf_corpus.py).
 STEP_LINE = (
@@ -149,6 +155,14 @@ def _blocks_of(monkeypatch: pytest.MonkeyPatch) -> list[ColumnBlock]:
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name[:60])
 def test_bulk_and_per_line_agree_on_every_log(path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None) -> None:
+    _assert_same([str(path)], monkeypatch)
+
+
+@pytest.mark.parametrize("path", CORPUS_LOGS, ids=lambda p: f"{p.parent.name}/{p.name[:50]}")
+def test_bulk_and_per_line_agree_on_the_corpus_excerpts_of_bulk_formats(
+    path: Path, monkeypatch: pytest.MonkeyPatch, small_bulk: None
+) -> None:
+    """Megatron-LM forks, NeMo, Megatron-Bridge, Pai-Megatron-Patch, DeepSpeed examples..."""
     _assert_same([str(path)], monkeypatch)
 
 
