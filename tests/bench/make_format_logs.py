@@ -14,7 +14,10 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
+
+_START = datetime(2024, 4, 6)
 
 
 def custom_loop_line(i: int, rng: random.Random) -> str:
@@ -45,7 +48,8 @@ def megatron_lm_lines(i: int, rng: random.Random) -> str:
 
 def megatron_lm_stamped_lines(i: int, rng: random.Random) -> str:
     """Recent Megatron-LM: the iteration line starts with its time."""
-    return f" [2024-04-06 {i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}]" + megatron_lm_lines(i, rng)
+    stamp = (_START + timedelta(seconds=i)).strftime("%Y-%m-%d %H:%M:%S")  # (a second a step)
+    return f" [{stamp}]" + megatron_lm_lines(i, rng)
 
 
 FORMATS: dict[str, Callable[[int, random.Random], str]] = {

@@ -734,7 +734,7 @@ def _megatron_lm_log(path: Path, iterations: int, *, ranks: int = 1, seed: int =
     for n in range(1, iterations + 1):
         values = {"n": n, "samples": 16 * n, "ms": rng.uniform(800, 1200), "lr": 1.5e-4 * min(1, n / 500)}
         values |= {"loss": 10 * 0.999**n + 2, "gn": rng.uniform(0.5, 3)}
-        stamp = f" [2024-04-06 {n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}]" if stamped else ""
+        stamp = f" [2024-04-06 {n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}]" if stamped else ""  # (n < 86400)
         lines += [stamp + MLM_ITER.format(**values)] * ranks
         lines.append(MLM_TIMERS.format(f=rng.uniform(190, 200)))
         if n % 500 == 0:

@@ -237,6 +237,11 @@ class DashboardScreen(Screen[None]):
             self._update_header()
         pipeline = self.twapp.pipeline
         if pipeline is not None and pipeline.history_waits(version):
+            if self.judging.version != version:
+                # The first verdict came with the first numbers, maybe from the windows' first
+                # part ("log ends at step 133,123" under a header at step 140,005): the whole
+                # windows are judged before the history is read (whose pace holds the next one).
+                self._judge(version)
             self.call_after_refresh(pipeline.release_history)  # the windows are on screen: now the history
         self._numbers_at = time.monotonic()
         self.scheduler.ran(NUMBERS, time.monotonic(), time.thread_time() - start)
