@@ -3,8 +3,9 @@
 A run (rows a..b-1 of a bulk slice, every row of a learned shape) goes into the block in one go
 when every row would take the common way on the row-by-row path: ready templates, one rank
 already known (or none: a log no rank reports in, each step reported once), steps going up from
-the last one (no restart, no merge), finite watched values, and no series fed by two shapes. Then each parser's state moves line by line (its `on_line`
-in line order) and the rows go in as columns.
+the last one (no restart, no merge), finite watched values, and no series fed by two shapes.
+Then each parser's state moves line by line (its `on_line` in line order) and the rows go in as
+columns; a timed row that reports a step of its own goes in with its log time.
 """
 
 from __future__ import annotations
