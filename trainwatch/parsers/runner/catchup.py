@@ -244,7 +244,7 @@ class CatchUp:
         timed template whose lines were a good part of a slice's is in the scanner."""
         dispatch: list[tuple[int, int, BulkTemplate]] = []
         off = 0
-        scanned = [t for t in self._templates if not t.timed or id(t) in self._scanned_timed]
+        scanned = [t for t in self._templates if not self._tried_aside(t)]
         for template in scanned:
             dispatch.append((off + template.probe, off, template))
             off += template.ngroups
@@ -256,7 +256,7 @@ class CatchUp:
         off += 1
         self._side = []
         for template in self._templates:
-            if template.timed and id(template) not in self._scanned_timed:
+            if self._tried_aside(template):
                 self._side.append((re.compile(template.regex), template, off))
                 dispatch.append((off + template.probe, off, template))
                 off += template.ngroups
@@ -265,6 +265,10 @@ class CatchUp:
         # The catch-all group keeps its newline: never empty, so its rows are found by `compress`.
         self._scanner = re.compile(f"(?:{alternatives}(.*\n))")
         return self._scanner
+
+    def _tried_aside(self, template: BulkTemplate) -> bool:
+        """A timed template not (yet) in the scanner: tried on its catch-all rows (`_side_rows`)."""
+        return template.timed and id(template) not in self._scanned_timed
 
     # --------------------------------------------------------------------- runs
     def _run(self, rows: list[tuple[str, ...]], where: list[list[int]], a: int, b: int, no: int) -> None:
@@ -298,7 +302,7 @@ class CatchUp:
                 return a
             b = stop
         block = self._open_block()
-        if not run.fits(block, rank):
+        if not run.fit_into(block, rank, self._segments):
             return a
         self._block = block
         held, last = run.write(block, rank, self._counts)
@@ -359,12 +363,11 @@ class CatchUp:
         rank = self._rank(template, groups)
         time = template.time(groups)
         held = self._held
-        if held is not None and held[1] == rank and held[2] == step:  # another report of the held step
-            if rank is None:
-                return False  # (unranked: a repeat or a merge, per line)
+        same_as_held = held is not None and held[1] == rank and held[2] == step
+        if rank is None and (same_as_held or self._merger.continues(rank, step)):
+            return False  # another unranked report of one step: a repeat or a merge, per line
+        if same_as_held:  # another report of the held step
             self._materialize()
-        if rank is None and self._merger.continues(rank, step):
-            return False
         if self._merger.pending is not None:
             if self._merger.continues(rank, step) and self._merged(template, rank, step, groups, time):
                 return True

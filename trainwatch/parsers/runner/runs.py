@@ -51,8 +51,7 @@ class Run:
         # Timed rows each reporting a step of its own (recent Megatron-LM's stamped iteration
         # lines): template rows with their log time, not records.
         self._timed_rows = False
-        self._of_row: dict[int, BulkTemplate] = {}
-        self._segments: Segments | None = None
+        self._of_row: dict[int, BulkTemplate] = {}  # the template of each step row (timed rows' records)
         self._repeats: set[int] = set()  # the rows after the first of each record
         # The first row of such a record at the end of the run: the next lines may still report
         # its step, so the run must stop before it (`CatchUp._columns`).
@@ -139,11 +138,11 @@ class Run:
             steps = [s for _i, s in step_rows]
             if any(t.timed for _o, t, _a in self.present):
                 # Each timed row is a step of its own, with its time: a template row (unless a
-                # series it feeds has another feeder in the block: then a record, `fits`). One
+                # series it feeds has another feeder in the block: then a record, `fit_into`). One
                 # at the run's end stays open (the next lines may report its step, as they may
                 # after the per-line path's pending step): the run stops before it.
                 self._timed_rows = True
-                self._of_row, self._segments = of_row, segments
+                self._of_row = of_row
                 last = step_rows[-1][0]
                 if last == self.b - 1 and of_row[last].timed:
                     self.open_from = last
@@ -197,13 +196,14 @@ class Run:
                 self.open_from = chain[0]
         return steps
 
-    def fits(self, block: ColumnBlock, rank: int | None) -> bool:
-        """No shape of the run feeds a series another shape of the run or the block feeds.
-        Timed rows that cannot be template rows so (DeepSpeed's `step=N` beside Megatron's
-        iteration rows: both feed `lr`) are records, which may share a series."""
-        if self._timed_rows and self._segments is not None and not self._fits(block, rank, timed=True):
+    def fit_into(self, block: ColumnBlock, rank: int | None, segments: Segments) -> bool:
+        """Whether the run can go into `block`: no shape of it feeds a series another shape of
+        the run or the block feeds. Its timed rows become records when they cannot be template
+        rows so (DeepSpeed's `step=N` beside Megatron's iteration rows: both feed `lr`): records
+        may share a series."""
+        if self._timed_rows and not self._fits(block, rank, timed=True):
             self._timed_rows = False
-            self._merge(self._step_rows, self._of_row, self._segments)  # (single rows: never None)
+            self._merge(self._step_rows, self._of_row, segments)  # (single rows: never None)
         return self._fits(block, rank, timed=self._timed_rows)
 
     def _fits(self, block: ColumnBlock, rank: int | None, *, timed: bool) -> bool:
@@ -248,7 +248,7 @@ class Run:
             group = block.groups.get((rank, template))
             if group is None:
                 group = block.group(rank, template)
-                assert group is not None  # (checked by `fits`)
+                assert group is not None  # (checked by `fit_into`)
                 group.first = base + at[0]
             # One C-level pass per needed group over the run's rows (3x faster than transposing
             # the rows with `zip(*...)`).
