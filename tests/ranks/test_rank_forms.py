@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from trainwatch.parsers.rank import (
+    MEMBERSHIP_HINTS,
+    TEXT_HINTS,
     host_label,
     is_launch_banner,
     is_worker_failure,
@@ -56,6 +58,15 @@ SEED002_ZERO = "Rank: 3 partition count [4, 4, 4, 4] and sizes[(38208, False), (
 def test_world_membership_lines_name_their_rank(line: str, rank: int) -> None:
     assert mentioned_rank(line) == rank
     assert text_rank(line) == rank
+
+
+@pytest.mark.parametrize("hint", [*TEXT_HINTS, *MEMBERSHIP_HINTS])
+def test_a_line_holding_only_a_hint_is_still_looked_at(hint: str) -> None:
+    """The three substring tests that rule lines out first let every hint through: a hint
+    added to either tuple without one of them would silently never be read."""
+    from trainwatch.parsers.rank import _may_name_a_rank
+
+    assert _may_name_a_rank(f"x {hint} y")
 
 
 def test_deepspeed_rank_minus_one_and_arg_dumps_are_not_ranks() -> None:

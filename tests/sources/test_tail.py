@@ -87,13 +87,22 @@ def test_regrowth_past_the_offset_is_still_seen_as_a_new_content(tmp_path: Path)
     assert streams == {0: b"|RESET|run B step 1\nrun B step 2\nrun B step 3\n"}
 
 
-def test_relaunch_with_same_banner_detected_by_the_bytes_before_the_offset(tmp_path: Path) -> None:
+@pytest.mark.parametrize("banner_lines", [1, 200])
+@pytest.mark.parametrize("regrown", [1, 20_000], ids=["small-append", "large-regrowth"])
+def test_relaunch_with_same_banner_detected_by_the_bytes_before_the_offset(
+    tmp_path: Path, banner_lines: int, regrown: int
+) -> None:
+    """A banner longer than the first bytes' look (200 lines): only the bytes just before the
+    offset tell, whether the new content is a small append's (compared by the read itself) or
+    a large regrowth's (compared on their own)."""
     path = tmp_path / "out.log"
-    path.write_bytes(b"banner\nstep 1 loss 2.0\n")
+    banner = b"".join(b"banner line %d of the job's start\n" % i for i in range(banner_lines))
+    path.write_bytes(banner + b"step 1 loss 2.0\n")
     t = FileTail(str(path))
     collect(t)
-    path.write_bytes(b"banner\nstep 1 loss 3.0\nstep 2 loss 2.9\n")
-    assert collect(t)[0] == {0: b"|RESET|banner\nstep 1 loss 3.0\nstep 2 loss 2.9\n"}
+    rewritten = banner + b"step 1 loss 3.0\n" + b"".join(b"step %d loss 2.9\n" % i for i in range(2, 2 + regrown))
+    path.write_bytes(rewritten)
+    assert collect(t)[0] == {0: b"|RESET|" + rewritten}
 
 
 def test_rename_rotation_drains_the_old_file_the_writer_still_holds(
@@ -274,7 +283,7 @@ def test_same_size_new_mtime_and_new_content_is_read_again(tmp_path: Path) -> No
 def test_an_append_is_one_read_and_a_chunked_file_arrives_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A followed file's append costs one `pread` (a short read is the file's end as of now:
+    """A followed file's append costs one `pread` besides the first bytes' look (a short read is the file's end as of now:
     256 growing files are a thousand appends a second), and a file longer than the chunk size
     is read in full pieces, every byte once, in order."""
     path = tmp_path / "out.log"
@@ -297,10 +306,10 @@ def test_an_append_is_one_read_and_a_chunked_file_arrives_whole(
     calls.clear()
     t.chunk = tail_mod.CHUNK  # (8 MB: what a followed file is read with)
     got = t.read(1 << 20)
-    head, anchor = len(t.current.head), tail_mod.ANCHOR_BYTES  # the content checks' looks
-    reads = [n for n in calls if n not in (head, anchor)]
     assert [ev.data for ev in got.events] == [b"appended\n"]
-    assert reads == [len(b"appended\n") + tail_mod.READ_SLACK]  # what fstat said is there, not `limit`
+    # The first bytes' look, then one read from the anchor (the bytes before the offset, which
+    # it compares) asking for what fstat said is there plus slack, not for `limit`.
+    assert calls == [len(t.current.head), tail_mod.ANCHOR_BYTES + len(b"appended\n") + tail_mod.READ_SLACK]
 
 
 def test_a_file_growing_between_stat_and_read_is_read_to_its_end(tmp_path: Path) -> None:

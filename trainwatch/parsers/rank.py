@@ -142,8 +142,14 @@ def host_label(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _may_name_a_rank(text: str) -> bool:
+    """Every hint of TEXT_HINTS and MEMBERSHIP_HINTS holds one of these: three substring tests
+    rule out most lines (a generator over the hints cost as much as the line's parse)."""
+    return "ank" in text or "ANK" in text or "(global: " in text
+
+
 def text_rank(text: str) -> int | None:
-    if not any(h in text for h in TEXT_HINTS):
+    if not _may_name_a_rank(text) or not any(h in text for h in TEXT_HINTS):
         return None
     m = _TEXT.search(text)
     if not m:
@@ -153,7 +159,7 @@ def text_rank(text: str) -> int | None:
 
 def mentioned_rank(text: str) -> int | None:
     """A rank a world-membership line names (barrier, init, failure summary lines)."""
-    if not any(h in text for h in MEMBERSHIP_HINTS):
+    if not _may_name_a_rank(text) or not any(h in text for h in MEMBERSHIP_HINTS):
         return None
     m = _MEMBERSHIP.search(text)
     if not m:

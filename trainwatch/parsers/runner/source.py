@@ -46,6 +46,10 @@ class SourceParser:
         # followed file (256 files written 4 times a second: a thousand times a second), and
         # calling the base class's empty hook of forty parsers each time was a tenth of it.
         self._eof_parsers = [p for p in self.parsers if type(p).at_eof is not Parser.at_eof]
+        # ...and of those, only the ones offered a line since the last `at_eof` (every hook
+        # releases what its parser's lines left held: run again unfed, it finds nothing). None:
+        # all of them (lines taken in bulk, a segment's end: state moved outside `feed`).
+        self._offered: set[Parser] | None = None
         self.stats = SourceStats()
         where = path or source
         named = source != "-"
@@ -113,6 +117,7 @@ class SourceParser:
             pos, no = end + 1, no + 1
         if pos >= len(text):
             return
+        self._offered = None
         if not catchup.BULK or self._probe.mode or self._path_host is not None:
             self.feed_lines(Line(n, t) for n, t in enumerate(text[pos:-1].split("\n"), no))
             return
@@ -126,6 +131,7 @@ class SourceParser:
         starts a new segment, as a relaunch into the file does. copytruncate / logrotate under
         a run that keeps going lead to the next step: nothing changes."""
         self._flush_pending()
+        self._offered = None
         self._segments.rewritten(why)
 
     def at_eof(self) -> None:
@@ -138,7 +144,8 @@ class SourceParser:
             self._end_probe()
         self._flush_pending()
         self._current = None  # what parsers release now is not the last line's
-        self._each(self._eof_parsers, "at_eof")
+        offered, self._offered = self._offered, set()
+        self._each(self._eof_parsers if offered is None else [p for p in self._eof_parsers if p in offered], "at_eof")
         self._flush_pending()
 
     def finish(self) -> None:
@@ -235,6 +242,8 @@ class SourceParser:
         return None
 
     def _safe_feed(self, parser: Parser, text: str, line: Line) -> bool:
+        if self._offered is not None:
+            self._offered.add(parser)
         try:
             return bool(parser.feed(text, line, self))
         except Exception:
@@ -406,6 +415,7 @@ class SourceParser:
 
     def _new_segment(self, step: int | None, why: str, severity: Severity, at: PendingStep | None = None) -> None:
         current = self._current_parser
+        self._offered = None
         for parser in self.parsers:  # what the old attempt still holds is released in it
             self._current_parser = parser.name
             try:
