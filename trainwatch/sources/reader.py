@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from trainwatch.lines.assembler import Line, LineAssembler
 from trainwatch.sources.discover import SourceSpec
@@ -49,9 +48,9 @@ class LineSink(Protocol):
         """A small read is worth the bulk path (the last bulk read took most of its rows in bulk, or a retry is due)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Read:
-    """What one `pump` found, for the source's state."""
+class Read(NamedTuple):
+    """What one `pump` found, for the source's state. (A named tuple: a frozen dataclass's
+    `__init__` takes 0.8 us, a tenth of a small read's own cost at 1,024 reads a second.)"""
 
     more: bool  # more is waiting right now: still catching up
     got_data: bool

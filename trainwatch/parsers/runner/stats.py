@@ -18,6 +18,8 @@ class SourceStats:
 
     @property
     def formats(self) -> list[str]:
+        if len(self.records) == 1:  # (copied after every read: most sources have one format)
+            return [name for name, n in self.records.items() if n]
         return [name for name, n in self.records.most_common() if n]
 
     @property
