@@ -116,6 +116,10 @@ class Pipeline:
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
+        # Called once from the follow thread when every source has been read to its end and no
+        # history is waiting (the dashboard settles its heap then: `gcpause.settle_heap`).
+        self.on_caught_up: Callable[[], None] | None = None
+        self._caught_up_told = False
         self.problems: list[Problem] = []
         specs, problems = expand(self.paths, list(labels))
         self.problems += problems
@@ -585,6 +589,10 @@ class Pipeline:
                     more = True  # read new sources at once
             if active and self.on_activity is not None:
                 self.on_activity()
+            if not more and self._backfill is None and not self._caught_up_told:
+                self._caught_up_told = True
+                if self.on_caught_up is not None:
+                    self.on_caught_up()
             if more:
                 woken = self._wake.is_set()
                 self._wake.clear()

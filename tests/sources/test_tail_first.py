@@ -203,3 +203,30 @@ def test_a_run_whose_record_file_joins_its_log_is_read_whole_and_once(tmp_path: 
         assert plain.store.step_records[key] == 6000  # each step once, the record file's joined to it
     grad_norm = plain.store.get_series(key.source, key.rank, "grad_norm")
     assert grad_norm is not None and list(grad_norm.steps) == [1.0, 1001.0, 2001.0, 3001.0, 4001.0, 5001.0]
+
+
+def test_caught_up_is_told_once_with_the_history_read(tmp_path: Path) -> None:
+    """The dashboard settles its heap when everything written so far is in the store
+    (`Pipeline.on_caught_up`): not while the history behind a tail window is still being read,
+    and once only, however long the file then grows."""
+    log = tmp_path / "train.log"
+    shutil.copy(seed("004"), log)
+    pipeline = Pipeline([str(log)], force_poll=True, poll_interval=0.05, window_bytes=WINDOW)
+    told: list[tuple[bool, int]] = []  # (history still waiting, the store's records) when told
+    pipeline.on_caught_up = lambda: told.append((pipeline.backfilling, pipeline.store.records_added))
+    plain = Pipeline([str(log)], window_bytes=0)
+    plain.read_to_end()
+    pipeline.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with log.open("a") as f:
+            for i in range(3):
+                f.write(LINE % (23_001 + i, 2.0))
+                f.flush()
+                time.sleep(0.2)
+        time.sleep(0.3)
+    finally:
+        pipeline.stop()
+    assert told == [(False, plain.store.records_added)]

@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from trainwatch.diagnosis.judge import Judgement
+from trainwatch.gcpause import settle_heap, unsettle_heap
 from trainwatch.lines.sanitize import printable
 from trainwatch.pipeline import Pipeline
 from trainwatch.settling import SETTLE_S
@@ -121,6 +122,7 @@ class TrainwatchApp(App[None]):
             self.notify(printable(problem), title="keymap", severity="warning", timeout=10, markup=False)
         if self.pipeline is not None:
             self.pipeline.on_activity = self._on_pipeline_activity
+            self.pipeline.on_caught_up = settle_heap
             self.pipeline.hold_history()  # the present on screen first (`DashboardScreen._numbers`)
             self.run_worker(self._ingest, name="ingest", group="ingest", thread=True, exit_on_error=False)
         else:  # a store filled by someone else: nobody posts StoreChanged, look at its version
@@ -133,6 +135,7 @@ class TrainwatchApp(App[None]):
             # The worker's thread must be out of the readers before they are closed.
             self._ingest_done.wait(INGEST_STOP_WAIT_S)
             self.pipeline.stop()
+            unsettle_heap()
 
     # ------------------------------------------------------------- ingest
     def _ingest(self) -> None:
