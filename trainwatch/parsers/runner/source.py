@@ -28,6 +28,7 @@ from trainwatch.parsers.runner.probe import LabelProbe
 from trainwatch.parsers.runner.ranks import CurrentLine, RankResolver, RecentOrigins
 from trainwatch.parsers.runner.segments import Segments
 from trainwatch.parsers.runner.stats import SourceStats
+from trainwatch.parsers.runner.triggers import TriggerIndex
 from trainwatch.parsers.timestamps import line_time
 from trainwatch.records import Event, Phases, Profile, Severity
 
@@ -41,6 +42,7 @@ class SourceParser:
         # Substring tests in plain loops: cheaper than one big alternation regex (sre tries
         # every alternative at every position) or a generator per parser.
         self._triggered = [(p, tuple(p.triggers)) for p in self.parsers if p.triggers]
+        self._triggers = TriggerIndex(self._triggered)
         self._always = [p for p in self.parsers if not p.triggers]
         # The parsers with an end-of-data hook of their own: `at_eof` runs after every read of a
         # followed file (256 files written 4 times a second: a thousand times a second), and
@@ -222,14 +224,15 @@ class SourceParser:
     def _dispatch(self, text: str, line: Line, *, after_bar: bool = False) -> Parser | None:
         """The first parser that understands the text (its triggers first, then the ones always asked);
         `after_bar`: only the parsers that read what is glued after their bar."""
-        for parser, triggers in self._triggered:
+        for parser, triggers, live in self._triggers.candidates(text):
             if after_bar and not parser.reads_after_bar:
                 continue
-            for trigger in triggers:
-                if trigger in text:
-                    break
-            else:
-                continue
+            if live:
+                for trigger in triggers:
+                    if trigger in text:
+                        break
+                else:
+                    continue
             self._current_parser = parser.name
             if self._safe_feed(parser, text, line):
                 return parser
