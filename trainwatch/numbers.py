@@ -136,3 +136,21 @@ def parse_eta_s(text: str) -> float | None:
 def ms_to_s(value: float) -> float:
     """Milliseconds as printed (`907.6`) -> seconds without binary float noise (0.9076, not 0.9076000000000001)."""
     return round(value / 1000.0, 12)
+
+
+# Printed milliseconds -> `ms_to_s(float(text))`, remembered. That is slow (round(x, 12) goes
+# through decimal digits) and the few thousand distinct timings a log prints repeat: a plain
+# dict's `get`. Shared by the per-line parsers and the bulk path's columns (`bulk._seconds`).
+SECONDS_OF_MS: dict[str, float] = {}
+SECONDS_OF_MS_SIZE = 1 << 16
+
+
+def seconds_of_ms(text: str) -> float:
+    """`ms_to_s(float(text))` for a printed number of milliseconds (ValueError as `float` raises it)."""
+    seconds = SECONDS_OF_MS.get(text)
+    if seconds is None:
+        seconds = ms_to_s(float(text))
+        if len(SECONDS_OF_MS) >= SECONDS_OF_MS_SIZE:
+            SECONDS_OF_MS.clear()
+        SECONDS_OF_MS[text] = seconds
+    return seconds

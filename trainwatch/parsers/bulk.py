@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from trainwatch.numbers import ms_to_s
+from trainwatch.numbers import SECONDS_OF_MS, SECONDS_OF_MS_SIZE, ms_to_s
 from trainwatch.parsers.rank import MEMBERSHIP_HINTS, mentioned_rank
 from trainwatch.parsers.timestamps import line_time
 
@@ -194,11 +194,10 @@ class BulkTemplate:
         return out
 
 
-# Printed milliseconds -> `ms_to_s(float(text))`. That is slow (round(x, 12) goes through decimal
-# digits) and the few thousand distinct printed timings repeat: they are looked up (a plain
-# dict's `get`, C level), the misses computed once.
-_SECONDS: dict[str, float] = {}
-SECONDS_CACHE = 1 << 16
+# Printed milliseconds -> seconds, looked up in the cache the per-line parsers share
+# (`numbers.SECONDS_OF_MS`): a C-level pass over a column, the misses computed once.
+_SECONDS = SECONDS_OF_MS
+SECONDS_CACHE = SECONDS_OF_MS_SIZE
 
 
 def _seconds(texts: Sequence[str]) -> list[float]:
@@ -209,10 +208,12 @@ def _seconds(texts: Sequence[str]) -> list[float]:
     if len(_SECONDS) >= SECONDS_CACHE:
         _SECONDS.clear()
     # Only the texts not seen yet are computed (a set difference, C level: a slice of a few
-    # thousand timings holds a handful of new ones), then the pass again.
-    for text in set(texts).difference(_SECONDS):
-        _SECONDS[text] = ms_to_s(float(text))
-    return list(map(_SECONDS.__getitem__, texts))
+    # thousand timings holds a handful of new ones), then the pass again, with them at hand
+    # (another thread's parser may clear the shared cache meanwhile).
+    new = {text: ms_to_s(float(text)) for text in set(texts).difference(_SECONDS)}
+    _SECONDS.update(new)
+    get = _SECONDS.get
+    return [s if (s := get(text)) is not None else new.get(text) or ms_to_s(float(text)) for text in texts]
 
 
 def _value(raw: str, in_ms: bool) -> float:

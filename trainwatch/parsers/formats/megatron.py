@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from trainwatch.lines.assembler import Line
 from trainwatch.names import metric_name, phase_name, snake
-from trainwatch.numbers import ms_to_s, parse_number
+from trainwatch.numbers import ms_to_s, parse_number, seconds_of_ms
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.bulk import DECIMAL, NUMBER, PADDED_INT, PADDED_NUMBER, BulkTemplate, Part, Var
 
@@ -381,8 +381,7 @@ class MegatronParser(Parser):
             # Every field in the printed form: the same (label, value) pairs `_field` finds.
             for label, raw in _PRINTED_FIELD.findall(tail):
                 name, in_ms = _label(label)
-                value = float(raw)
-                metrics.setdefault(name, ms_to_s(value) if in_ms else value)
+                metrics.setdefault(name, seconds_of_ms(raw) if in_ms else float(raw))
         else:
             _fields_into(metrics, rest[: m.start()].split("|") + _closed(tail, rest))
         metrics["total_steps"] = float(total)
@@ -461,7 +460,7 @@ class MegatronParser(Parser):
         if FAST and _PRINTED_TIMERS.fullmatch(body):
             out.phases(
                 self._last_iter,
-                {phase_name(name): ms_to_s(float(value)) for name, value in _PRINTED_TIMER.findall(body)},
+                {phase_name(name): seconds_of_ms(value) for name, value in _PRINTED_TIMER.findall(body)},
                 time=time,
             )
             return True
