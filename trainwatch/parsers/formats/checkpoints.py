@@ -48,7 +48,9 @@ _CKPT_PATTERNS = (
         r"(?:\s+(?:parameters|params|state|weights))?\b"
         r"(?:\s+(?:for|at)\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+[\w ]{1,40}?)?"
         r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step|iter|iteration)\b.*"
-        r"|\s*\.{0,3}\s*(?:\[[\d/:. -]{5,30}\])?\s*$)"  # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`)
+        # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`; each run of spaces has one place
+        # to go: `\s*\.{0,3}\s*(...)?\s*$` split a long run three ways, seconds a line)
+        r"|\s*(?:\.{1,3}\s*)?(?:\[[\d/:. -]{5,30}\]\s*)?$)"
     ),
     # Chinese loops: `保存模型到 ./out/30` (save the model to), `模型已保存至 ...` (the model has been saved to)
     # `完成第750的保存` (the 750th save is done), `保存成功`
