@@ -212,8 +212,10 @@ def _seconds(texts: Sequence[str]) -> list[float]:
     # (another thread's parser may clear the shared cache meanwhile).
     new = {text: ms_to_s(float(text)) for text in set(texts).difference(_SECONDS)}
     _SECONDS.update(new)
-    get = _SECONDS.get
-    return [s if (s := get(text)) is not None else new.get(text) or ms_to_s(float(text)) for text in texts]
+    try:
+        return list(map(_SECONDS.__getitem__, texts))
+    except KeyError:  # (cleared meanwhile by another thread's parser)
+        return [ms_to_s(float(text)) for text in texts]
 
 
 def _value(raw: str, in_ms: bool) -> float:
