@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dashboard import LINE, TOTAL  # noqa: E402  (the bench's Megatron line)
+from dashboard import LINE, TOTAL  # (the bench's Megatron line)
 
-from trainwatch.pipeline import Pipeline  # noqa: E402
-from trainwatch.sources.schedule import ROUND_BUDGET  # noqa: E402
+from trainwatch.pipeline import Pipeline
+from trainwatch.sources.schedule import ROUND_BUDGET
 
 
 def rounds_cost(files: int, history: int, rounds: int) -> list[float]:
