@@ -115,9 +115,8 @@ class _Handle:
         pieces: list[bytes] = []
         got = 0
         while got < limit:
-            want = min(chunk, limit - got)
-            if not pieces:  # (a full piece goes on with whole chunks: the file grew meanwhile)
-                want = min(want, max(self.size - self.offset, 0) + READ_SLACK)
+            # (a full first piece goes on with whole chunks: the file grew meanwhile)
+            want = min(chunk, limit - got) if pieces else self._first_want(limit, chunk)
             if first is not None:
                 piece, first = first, None
             else:
@@ -138,13 +137,16 @@ class _Handle:
         self.last_growth = time.monotonic()
         return out
 
+    def _first_want(self, limit: int, chunk: int) -> int:
+        """What a read's first `pread` asks for: what the last `fstat` saw beyond the offset, plus slack."""
+        return min(chunk, limit, max(self.size - self.offset, 0) + READ_SLACK)
+
     def read_anchored(self, limit: int, chunk: int) -> bytes | None:
         """`read`, its first `pread` starting at the anchor to compare it: the overwrite check's
         own `pread` saved on each small append (256 files written 4 times a second). None,
         nothing read, if the anchor changed."""
         n = len(self.anchor)
-        want = min(chunk, limit, max(self.size - self.offset, 0) + READ_SLACK)
-        piece = self.pread(want + n, self.offset - n)
+        piece = self.pread(self._first_want(limit, chunk) + n, self.offset - n)
         if piece[:n] != self.anchor:
             return None
         return self.read(limit, chunk, first=piece[n:])
