@@ -122,7 +122,7 @@ class TrainwatchApp(App[None]):
             self.notify(printable(problem), title="keymap", severity="warning", timeout=10, markup=False)
         if self.pipeline is not None:
             self.pipeline.on_activity = self._on_pipeline_activity
-            self.pipeline.on_caught_up = settle_heap
+            self.pipeline.on_caught_up = self._settle_heap
             self.pipeline.hold_history()  # the present on screen first (`DashboardScreen._numbers`)
             self.run_worker(self._ingest, name="ingest", group="ingest", thread=True, exit_on_error=False)
         else:  # a store filled by someone else: nobody posts StoreChanged, look at its version
@@ -150,6 +150,12 @@ class TrainwatchApp(App[None]):
         """Ingest thread, after a round that read data: wake the UI (messages waiting coalesce)."""
         if not self.closing:
             self.post_message(StoreChanged(self.store.version))
+
+    def _settle_heap(self) -> None:
+        """Ingest thread, once the logs are read. Not once closing: a last long round that ends
+        after `on_unmount` gave up waiting must not freeze a heap it has already released."""
+        if not self.closing:
+            settle_heap()
 
     def _poll_store(self) -> None:
         if not self.screen_stack:  # quitting: the screens are gone before the timers stop
