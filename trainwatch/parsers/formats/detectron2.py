@@ -20,7 +20,8 @@ from trainwatch.parsers.base import Emitter, Parser, Sample
 # (fast-reid's fork: `fastreid.utils.events]:  eta: 0:37:54  epoch/iter: 1/399  total_loss: 55.97`, the
 # epoch and the global iteration)
 _BODY = re.compile(
-    r"(?:d2|fastreid)\.utils\.events\]?:?(?: INFO:)?\s+"
+    r"(?:d2|fastreid)\.utils\.events\]?:?(?: INFO:)?\s+(?=\S)"  # (a run of spaces in one place: `.*` after it was
+    # tried from each of the run's characters, the square of a long run)
     r"(?P<rest>.*\b(?:epoch/iter: (?P<epoch>\d{1,9})/|(?<!/)iter: )(?P<iter>\d{1,18}(?!\d))\b.*)$"
 )
 _PAIR = re.compile(r"(?:^|\s)(?P<key>[A-Za-z_][\w/.-]*): (?P<value>\S+)")

@@ -25,13 +25,14 @@ from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.timestamps import line_time
 
-_METRICS = re.compile(r"\[Metrics\] (?P<rest>.+?)\s*$")
+_METRICS = re.compile(r"\[Metrics\] (?P<rest>.+)")  # (`.+?\s*$` tried a run of spaces from each of its characters)
 _PAIR = re.compile(rf"(?P<name>[A-Za-z][\w@.-]{{0,40}}): (?P<value>{NUMBER}|nan|inf)")
 _TRAIN_LOSS = re.compile(rf"\bINFO Train loss: (?P<loss>{NUMBER}|nan|inf)\s*$")
-_EPOCH_END = re.compile(r"\*{3,} Epoch=(?P<epoch>\d{1,9}) end \*{3,}")
+# (three stars, not `\*{3,}`: a search from each star of a long run would count the rest of it)
+_EPOCH_END = re.compile(r"\*{3} Epoch=(?P<epoch>\d{1,9}) end \*{3}")
 _EARLY_STOP = re.compile(r"\bEarly stopping at epoch=(?P<epoch>\d{1,9})\b")
 _FINISHED = re.compile(r"\bINFO Training finished\.\s*$")
-_EVALUATION = re.compile(r"\*{3,} (?P<split>Validation|Test) evaluation \*{3,}")
+_EVALUATION = re.compile(r"\*{3} (?P<split>Validation|Test) evaluation \*{3}")
 
 
 class FuxiCTRParser(Parser):

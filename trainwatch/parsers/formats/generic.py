@@ -71,10 +71,13 @@ _DATA_UNITS = frozenset(
 # A line that starts with its epoch (`Epoch 0/139`, `Epoch:  7`, `Epoch 0/100, Batch 17/29316`), not one
 # that mentions epochs (`1 epoch = 20 batches`).
 _EPOCH_HEADER = re.compile(
-    r"(?:^|[\s:|>=*-])epoch\b[\s:#\[]*\d+(?:\s*(?:/|of)\s*\d+)?\]?[\s,]*(?:[-=*#<>\s]*$|batch)", re.I
-)
+    r"(?:^|[\s:|>=*-])epoch\b[\s:#\[]*\d+(?:\s*(?:/|of)\s*\d+)?\]?(?:[\s,]*batch|[\s,]*(?:[-=*#<>][-=*#<>\s]*)?$)",
+    re.I,
+)  # (each run of spaces in one place: `[\s,]*` beside `[-=*#<>\s]*` split a long run every way)
 
-_BANNER = re.compile(r"[-=*#]{3,}\s*$")  # a line that ends in a rule: ` ---- batch: 040 ----`
+# A line that ends in a rule: ` ---- batch: 040 ----` (three marks: `{3,}` searched from each mark of
+# a long run counted the rest of it)
+_BANNER = re.compile(r"[-=*#]{3}\s*$")
 # A line indented like this right after a progress line continues it: Lightning's Rich bar wraps
 # its metrics far to the right, Lasagne's examples print `  training loss:\t\t2.47` under the epoch.
 _WRAP_INDENT = ("  ", "\t")

@@ -40,9 +40,11 @@ _STAMP = re.compile(r"^\s*\[(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?
 _STAMP_PART = Var(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}", r"[- :T]?(?:\d+[- :T])*\d*", "2020-01-01 00:00:00")
 MAX_WRAPPED = 4000  # a wrapped record longer than this is not one
 _ITERATION = re.compile(r"(?<![\w-])iteration[\s=]*(?P<n>\d{1,18}(?!\d))\s*/\s*(?P<m>\d{1,18}(?!\d))\s*\|")
-_FIELD = re.compile(r"^\s*(?P<label>[A-Za-z][^|:=]*?)\s*(?::|=|\s)\s*(?P<value>[-+]?[\w.+-]+?)\s*$")
+# (Each run of spaces has one place to go: a label ends in a non-space, then `\s*[:=]\s*` or `\s+`;
+# `label?\s*(?::|=|\s)\s*` split a long run every way from each of the label's ends, minutes a line.)
+_FIELD = re.compile(r"^\s*(?P<label>[A-Za-z](?:[^|:=]*?[^|:=\s])?)(?:\s*[:=]\s*|\s+)(?P<value>[-+]?[\w.+-]+)\s*$")
 _TIMERS = re.compile(r"^\s*time \(ms\)\s*\|(?P<body>.*)$")
-_TIMER_FIELD = re.compile(r"^\s*(?P<name>[A-Za-z][\w ./-]*?)\s*:\s*(?P<value>\S+)\s*$")
+_TIMER_FIELD = re.compile(r"^\s*(?P<name>[A-Za-z](?:[\w ./-]*[\w./-])?)\s*:\s*(?P<value>\S+)\s*$")
 # The timers line as Megatron prints it (`%.2f`, single spaces between words and around `|`):
 # validated and split by two C-level regex calls; any other body takes the general path.
 _PRINTED_TIMERS = re.compile(

@@ -19,8 +19,10 @@ from trainwatch.parsers.timestamps import line_time
 # has none): given back one by one, each retry scanned the rest of the line again (a line with a
 # few thousand spaces there and no `step:` took seconds). The ` - step:` may then begin in those
 # spaces (`[titan]  - step: 5`), as before, but not right after `[titan] ` (it did not before).
+# The stamp's second word ends where its run does (`(?!\S)`): cut at each of its characters, each cut
+# scanned the rest of the line (a 3,000-digit step number, which is not a step, took seconds).
 _LINE = re.compile(
-    r"^\[titan\](?=(\s+))\1(?P<time>\S+ \S+)?.*?(?:\s|(?<=\s)(?<!^\[titan\]\s))-\sstep:\s*(?P<step>\d{1,18}(?!\d))\s+(?P<rest>.*)$"
+    r"^\[titan\](?=(\s+))\1(?P<time>\S+ \S+(?!\S))?.*?(?:\s|(?<=\s)(?<!^\[titan\]\s))-\sstep:\s*(?P<step>\d{1,18}(?!\d))\s+(?P<rest>.*)$"
 )
 _PAIR = re.compile(r"([A-Za-z_]+):\s*(\S+)")
 _MEM_PCT = re.compile(r"\(([0-9.]+)%\)")
