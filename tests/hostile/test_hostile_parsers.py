@@ -194,3 +194,32 @@ def test_fairseq_pair_without_a_key_is_not_a_metric_named_empty() -> None:
     (step,) = _steps(_ok([line]))
     assert step.step == 545 and step.metrics["nll_loss"] == 10.492
     assert "" not in step.metrics
+
+
+# Found when the corpus took in the formats' sample lines: fields `isdigit()` or `\d+` let through
+# to `int()` (5,000 digits, or `²`, which `isdigit()` passes and `int()` refuses).
+WATCHDOG = (
+    "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation"
+    " timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168,"
+    " Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
+)
+
+
+@pytest.mark.parametrize("bad", [HUGE, "²", "١٢٣"], ids=["huge", "superscript", "arabic_indic"])
+def test_a_watchdog_timeout_with_a_broken_count_is_still_the_timeout(bad: str) -> None:
+    records = _ok([WATCHDOG.replace("SeqNum=1580", "SeqNum=" + bad).replace("=600000", "=" + bad)])
+    (event,) = [r for r in records if isinstance(r, Event) and r.kind == "nccl_timeout"]
+    assert event.data["op"] == "ALLREDUCE" and "seq" not in event.data and "timeout_ms" not in event.data
+
+
+def test_a_system_exit_with_a_huge_code_is_a_crash_with_code_1() -> None:
+    note = "An exception has occurred, use %tb to see the full traceback."  # (IPython's)
+    records = _ok([note, "SystemExit: " + HUGE])
+    (crash,) = [r for r in records if isinstance(r, Event) and r.kind == "crash"]
+    assert crash.data["exitcode"] == 1
+
+
+def test_a_deepspeed_chat_step_beyond_a_machine_int_is_not_a_step() -> None:
+    good = "epoch: 0|step: 7|ppo_ep: 1|act_loss: 0.2099609375|cri_loss: 0.12042236328125|unsuper_loss: 0.0"
+    records = _ok([good, good.replace("step: 7", "step: " + HUGE), good.replace("step: 7", "step: 8")])
+    assert [s.step for s in _steps(records) if "loss" in s.metrics] == [7, 8]

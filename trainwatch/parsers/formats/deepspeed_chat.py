@@ -18,7 +18,7 @@ from trainwatch.lines.assembler import Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
 from trainwatch.parsers.fields import read_fields
 
-_STEP = re.compile(r"\bepoch: (?P<epoch>\d+)\|step: (?P<step>\d+)\|(?P<rest>.*\bact_loss: .*)$")
+_STEP = re.compile(r"\bepoch: (?P<epoch>\d{1,9})\|step: (?P<step>\d{1,18})\|(?P<rest>.*\bact_loss: .*)$")
 _E2E = re.compile(
     r"\|E2E latency=(?P<e2e>[\d.]+)s\s*\|.*?Generate time=(?P<gen>[\d.]+)s.*?\|Training time=(?P<train>[\d.]+)s"
     r".*?CurSamplesPerSec=(?P<sps>[\d.]+)"

@@ -83,6 +83,8 @@ _WATCHDOG = re.compile(
     r"(?: ran for (\d{1,18}(?!\d)) milliseconds)?"
 )
 _WORK_FIELD = re.compile(r"(SeqNum|OpType|Timeout\(ms\))=([^,]+)")
+# (ASCII digits a machine int holds: `isdigit()` passes `²` and 5,000 digits, which `int()` refuses)
+_COUNT = re.compile(r"\s*([0-9]{1,18})\s*").fullmatch
 _NCCL_ERROR = re.compile(r"NCCL error in: (\S+?),? (.*)")
 _NCCL_CODE = re.compile(r"\bnccl(?:Internal|System|UnhandledCuda|InvalidUsage|InvalidArgument|Remote)Error\b")
 _NCCL_ECHO = (
@@ -92,8 +94,9 @@ _NCCL_ECHO = (
 
 # IPython reports a `sys.exit()` in a cell with this note, then `SystemExit: <code>`, no traceback.
 _IPYTHON_EXIT_NOTE = "An exception has occurred, use %tb to see the full traceback."
-_SYSTEM_EXIT = re.compile(r"^SystemExit(?::\s*(?P<code>.*?))?\s*$")
+_SYSTEM_EXIT = re.compile(r"^SystemExit(?::(?P<code>.*)|\s*)$")  # (the code stripped: `.*?\s*$` was quadratic)
 _CLEAN_EXIT_CODES = ("", "0", "None", "False")
+_EXIT_CODE = re.compile(r"-?[0-9]{1,18}").fullmatch
 _CRASH_ECHO_LINES = 20  # a loop's `stopping training` and the exit that follows are one crash
 
 _SIGNAL_NAMES = {
@@ -224,7 +227,7 @@ class Failures:
             return False
         code = (m.group("code") or "").strip()
         if code not in _CLEAN_EXIT_CODES:
-            self.crash(body, {"exitcode": int(code) if code.lstrip("-").isdigit() else 1}, line.no, out, rank)
+            self.crash(body, {"exitcode": int(code) if _EXIT_CODE(code) else 1}, line.no, out, rank)
         return True
 
     def derived(self, message: str, exception: str, line: Line, out: Emitter, rank: int | None) -> None:
@@ -350,10 +353,10 @@ class Failures:
             data: dict[str, Any] = {}
             if "OpType" in fields:
                 data["op"] = fields["OpType"].strip()
-            if fields.get("Timeout(ms)", "").strip().isdigit():
-                data["timeout_ms"] = int(fields["Timeout(ms)"])
-            if fields.get("SeqNum", "").strip().isdigit():
-                data["seq"] = int(fields["SeqNum"])
+            for field, name in (("Timeout(ms)", "timeout_ms"), ("SeqNum", "seq")):
+                count = _COUNT(fields.get(field, ""))
+                if count:
+                    data[name] = int(count.group(1))
             if m.group(3):
                 data["ran_ms"] = int(m.group(3))
             text_rank = int(m.group(1)) if m.group(1) else None
