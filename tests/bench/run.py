@@ -14,7 +14,8 @@ Figures (all measured in this run, on this machine):
    20) MB each (tests/bench/make_format_logs.py): `trainwatch summary --json` wall time, lines/s,
    CPU and peak RSS, next to `grep -c ''` of the same file.
 1c. hostile lines: every real line of the hostile corpus with each number 3,000 digits long, then each
-   run of whitespace 3,000x, then each run of dashes or dots 1,500x, through every parser: the mean and the worst cost per character (a
+   run of whitespace 3,000x, then 3,000 spaces around a dot, then each run of dashes or dots 1,500x, then each
+   word 3,000 letters long, through every parser: the mean and the worst cost per character (a
    regex backtracking through a long run costs its square).
 2. live: append-to-record latency and CPU of the following process (tests/bench/latency.py), idle and
    with a file growing 1000 lines/s, with inotify and with polling; then the real dashboard in a
@@ -207,8 +208,9 @@ def python_floor(path: Path) -> dict[str, float]:
 
 def hostile() -> None:
     """Damaged lines cost time in proportion to their length: every real line of the hostile
-    corpus (tests/hostile/_hostile_corpus.py) with each number made 3,000 digits long, then with
-    each run of whitespace 3,000 times longer, then each run of dashes or dots 1,500 times, then each
+    corpus with the understanding corpus's excerpts (tests/hostile/_hostile_corpus.py) with each number made 3,000 digits long, then with
+    each run of whitespace 3,000 times longer, then 3,000 spaces with a dot in the middle, then each run
+    of dashes or dots 1,500 times, then each
     word 3,000 letters long, through every parser. A regex that backtracks
     through such a run from each of its characters costs the square of the run instead
     (`\\d+/\\d+ \\[` did, a second per 35 KB line; torchtitan's `\\]\\s+...\\s-\\sstep:` and the field
@@ -219,14 +221,18 @@ def hostile() -> None:
     from _hostile_corpus import corpus, run_lines
 
     print(
-        "\n1c. hostile lines: every corpus line, its numbers 3,000 digits long / its spaces 3,000x / its dashes"
+        "\n1c. hostile lines: every corpus line, its numbers 3,000 digits long / its spaces 3,000x / 3,000 spaces"
+        " around a dot / its dashes"
         " 1,500x / its words 3,000 letters long"
     )
-    lines = corpus()
+    lines = corpus(excerpts=True)
     run_lines([lines[0]])  # (first use: patterns compiled)
     damages = (
         ("numbers", re.compile(r"\d+"), lambda m: (m.group() * 3000)[:3000]),
         ("spaces", re.compile(r"\s+"), lambda m: m.group() * 3000),
+        # (two runs with a mark between: a pattern with `\s*` on both sides of an optional `.` or `:`, or
+        # `\s+(.*X)`, split them from each character: detectron2's body, seconds a line)
+        ("spaces around a mark", re.compile(r"\s+"), lambda m: " " * 1500 + "." + " " * 1500),
         ("dashes, dots", re.compile(r"[.\-=_*#/]+"), lambda m: m.group() * 1500),
         # (CNTK's `name = value` pairs were tried from each letter of a long word: seconds a line)
         ("words", re.compile(r"[A-Za-z]+"), lambda m: (m.group() * 1500)[:3000]),

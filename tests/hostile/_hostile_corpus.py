@@ -56,20 +56,27 @@ INSERTS = ("|", ":", "=", " | ", ": :", "==", "[", "]", "{'", "}", "(", ")", ","
 
 
 @cache
-def corpus() -> tuple[str, ...]:
-    """One real line per distinct shape (digits masked): ~1300 lines, every format the repo parses."""
+def corpus(*, excerpts: bool = False) -> tuple[str, ...]:
+    """One real line per distinct shape (digits masked): ~2000 lines, every format the repo parses —
+    the real logs here, then the lines each format's samples quote from public issues; with
+    `excerpts`, ~4000 more from the understanding corpus (tests/corpus, ~900 excerpts of public
+    logs; `make bench` section 1c reads them, the tests do not: their sweep would take minutes)."""
     shapes: dict[str, str] = {}
-    for root in LOG_DIRS:
+    texts: list[str] = []
+    for root in LOG_DIRS + ((ROOT / "tests" / "corpus",) if excerpts else ()):
         if not root.is_dir():
             continue
         for path in sorted(root.rglob("*")):
-            if not path.is_file() or path.suffix in (".py", ".sh"):
-                continue
-            for text in path.read_bytes().decode("utf-8", "replace").splitlines():
-                if len(text) > 4000 or not any(c.isdigit() for c in text):
-                    continue
-                shape = _SHAPE_SPACE.sub(" ", _SHAPE_DIGITS.sub("#", text))
-                shapes.setdefault(shape, text)
+            if path.is_file() and path.suffix not in (".py", ".sh", ".toml", ".md"):
+                texts.extend(path.read_bytes().decode("utf-8", "replace").splitlines())
+    for parser in new_parsers():
+        for sample in parser.samples:
+            texts.extend(sample.text.splitlines())
+    for text in texts:
+        if len(text) > 4000 or not any(c.isdigit() for c in text):
+            continue
+        shape = _SHAPE_SPACE.sub(" ", _SHAPE_DIGITS.sub("#", text))
+        shapes.setdefault(shape, text)
     return tuple(shapes.values())
 
 
