@@ -28,8 +28,10 @@ def settle_heap() -> None:
     parsers, the widgets) lives as long as the dashboard: moved out of the collector's reach
     (`gc.freeze`), it is no longer walked by each full collection. On 256 followed files such
     a collection walked it every 15-60 s, 130 ms each with the GIL held (the screen stalls
-    meanwhile), and found nothing. Cyclic garbage frozen with it is never freed: the little
-    a collection has not reached yet at that moment, once."""
+    meanwhile), and found nothing. One full collection first, so no cyclic garbage alive at that
+    moment is frozen with it (never to be freed); called again after more logs were read, it
+    settles what they added."""
+    gc.collect()
     gc.freeze()
 
 

@@ -116,8 +116,9 @@ class Pipeline:
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
-        # Called once from the follow thread when every source has been read to its end and no
-        # history is waiting (the dashboard settles its heap then: `gcpause.settle_heap`).
+        # Called from the follow thread when every source has been read to its end and no history
+        # is waiting (the dashboard settles its heap then: `gcpause.settle_heap`): once, and again
+        # after a source added since (a path that did not exist yet, a new file in a directory).
         self.on_caught_up: Callable[[], None] | None = None
         self._caught_up_told = False
         self.problems: list[Problem] = []
@@ -188,6 +189,7 @@ class Pipeline:
             bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731
             feed = SourceFeed(spec, self._joins.log_sink(name), state, self._poke, bulk_ok=bulk_ok)
         self.readers[spec.name] = feed
+        self._caught_up_told = False  # (its history read, the heap is settled again)
         if self._backfill is not None:  # a source found while the history is read: read it in both stores
             self._split(spec.name, feed, self._backfill)
             feed = self.readers[spec.name]

@@ -230,3 +230,26 @@ def test_caught_up_is_told_once_with_the_history_read(tmp_path: Path) -> None:
     finally:
         pipeline.stop()
     assert told == [(False, plain.store.records_added)]
+
+
+def test_caught_up_is_told_again_once_a_file_that_appeared_is_read(tmp_path: Path) -> None:
+    """`trainwatch logs/` started before the job writes its log: the first round finds nothing to
+    read; the file that then appears is read, and the dashboard is told again (its heap settled
+    with the new source's store in it, not only the empty one)."""
+    pipeline = Pipeline([str(tmp_path)], force_poll=True, poll_interval=0.05, window_bytes=WINDOW)
+    told: list[int] = []  # the store's records when told
+    pipeline.on_caught_up = lambda: told.append(pipeline.store.records_added)
+    pipeline.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert told == [0]
+        shutil.copy(seed("004"), tmp_path / "train.log")
+        while len(told) < 2 and time.monotonic() < deadline + 30:
+            time.sleep(0.02)
+    finally:
+        pipeline.stop()
+    plain = Pipeline([str(tmp_path / "train.log")], window_bytes=0)
+    plain.read_to_end()
+    assert told == [0, plain.store.records_added]
