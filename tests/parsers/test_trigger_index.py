@@ -69,3 +69,18 @@ def test_free_text_switches_the_index_off_and_stays_exact(monkeypatch: object) -
         text = " ".join(rng.choice(words) + rng.choice(["", "x", "y:", "="]) for _ in range(6)) + f" #{i}"
         assert _offered(index, text) == _holding(triggered, text), text
     assert index._off > 0  # mostly new shapes: looked for one by one
+
+
+def test_long_lines_are_looked_at_one_by_one_and_not_kept() -> None:
+    """A key is the whole line: long distinct lines that still hit often would fill the memo of
+    each followed file with kilobytes a line."""
+    triggered = _triggered()
+    index = TriggerIndex(triggered)
+    rng = random.Random(5)
+    long_line = "step 1 | lm loss 2.0 | " + "x" * triggers_module.KEY_MAX
+    for _ in range(50):
+        text = _other_digits(long_line, rng)
+        assert _offered(index, text) == _holding(triggered, text)
+    assert index._memo == {}
+    short = "step 1 | lm loss 2.0 |"
+    assert _offered(index, short) == _holding(triggered, short) and len(index._memo) == 1

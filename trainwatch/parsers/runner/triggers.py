@@ -19,7 +19,10 @@ if TYPE_CHECKING:
     from trainwatch.parsers.base import Parser
 
 _ZERO_DIGITS = str.maketrans("123456789", "000000000")
-MEMO_SIZE = 512  # shapes remembered (cleared when full: a log has a handful)
+MEMO_SIZE = 256  # shapes remembered (cleared when full: a log has a handful)
+# Longer lines are looked at one by one, not kept: the memo of each of 256 followed files stays
+# within 256 keys of 512 characters (a key is the whole line).
+KEY_MAX = 512
 CHECK_EVERY = 1024  # lookups between two looks at the share of hits
 OFF_FOR = 8 * CHECK_EVERY  # lines read without the index after too few hits
 
@@ -38,8 +41,9 @@ class TriggerIndex:
     def candidates(self, text: str) -> tuple[Row, ...]:
         """The rows, in dispatch order, of the parsers whose digit-free triggers `text` holds, and
         of every live parser (whose triggers the caller tests on the line itself)."""
-        if self._off:
-            self._off -= 1
+        if self._off or len(text) > KEY_MAX:
+            if self._off:
+                self._off -= 1
             return self._scan(text)
         key = text.translate(_ZERO_DIGITS)
         rows = self._memo.get(key)
