@@ -144,6 +144,26 @@ def test_a_costly_redraw_is_spaced_out() -> None:
     assert next_chart_redraw_after(2.0) == pytest.approx(PACE_MAX_S, abs=0.05)  # never further behind
 
 
+async def test_the_screens_rendering_of_the_charts_counts_for_their_pace(tmp_path: Path) -> None:
+    """At 256 ranks the compositor's rendering of a redrawn chart is a third of what the redraw
+    costs: left out, the charts took half again their share of a core."""
+    with (tmp_path / "rank_0.log").open("w") as f:
+        f.writelines(LINE.format(i, 1000, 900.0, 2.0) for i in range(1, 41))
+    app = TrainwatchApp([str(tmp_path)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert await wait_for(pilot, lambda: any(c.renders for c in app.query(Chart)))
+        await pilot.pause()
+        charts = list(app.query(Chart))
+        painted = sum(c.take_paint_cost() for c in charts)
+        assert painted > 0  # a drawn chart was rendered by the compositor, and that was counted
+        assert sum(c.take_paint_cost() for c in charts) == 0  # ...once
+        for chart in charts:  # a rendering of a second each since the last redraw
+            chart._painted = 1.0
+        screen = app.dashboard
+        screen._charts()
+        assert screen.scheduler.paces[CHARTS].cost >= len(charts)
+
+
 async def test_ranks_that_appear_later_take_their_place_in_order(tmp_path: Path) -> None:
     def write(rank: int) -> None:
         with (tmp_path / f"rank_{rank}.log").open("w") as f:

@@ -17,7 +17,9 @@ NUMBERS, CHARTS = "numbers", "charts"
 # dashboard stays responsive and off the training job's CPU. (2 %: a redraw costing under 20 ms,
 # one rank's charts, keeps its 1 s interval; 256 ranks' charts and judgement, ~50 ms each, come
 # every 2-3 s. At 5 % the dashboard on 256 growing files took 20-28 % of a core, over its 15 %.)
-REDRAW_SHARE = 0.02  # (costs are the redrawing thread's CPU time: waiting for the GIL is not cost)
+# (Costs are the redrawing thread's CPU time, waiting for the GIL is not cost; a chart's cost
+# includes the compositor's rendering of it, `Chart.take_paint_cost`.)
+REDRAW_SHARE = 0.02
 NUMBERS_SHARE = 0.10  # the header's numbers are what a user watches: they may take more
 PACE_MAX_S = 5.0  # ...but nothing shown lags the log by more than this
 TIMER_SLACK_S = 0.01  # a timer that fires this close to its time redraws

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.content import Content
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widget import Widget
 
 from trainwatch.gcpause import gc_paused
@@ -445,6 +448,7 @@ class Chart(Widget):
         self.border_title = title_for(metric)
         self.renders = 0  # how many times the plot was rebuilt (tests: no redraw when idle)
         self._content: tuple[int, Content] | None = None  # (renders, what `render` returns)
+        self._painted = 0.0  # CPU seconds the compositor spent rendering it since `take_paint_cost`
 
     def set_metric(self, metric: str) -> None:
         self.metric = metric
@@ -550,6 +554,20 @@ class Chart(Widget):
     def on_resize(self) -> None:
         if self._fit():
             self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The compositor's rendering of the plot (its conversion to styled lines, a third of what
+        a redraw costs at 256 ranks) is counted for the charts' pacing (`take_paint_cost`)."""
+        start = time.thread_time()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._painted += time.thread_time() - start
+
+    def take_paint_cost(self) -> float:
+        """CPU seconds of rendering since the last call."""
+        cost, self._painted = self._painted, 0.0
+        return cost
 
     def render(self) -> Content:
         """The plot and its legend, converted to Textual's `Content` once per plot built: the
