@@ -17,6 +17,7 @@ from _ui_helpers import wait_for
 from trainwatch.store.store import RankKey
 from trainwatch.ui.app import TrainwatchApp
 from trainwatch.ui.data import MAX_RANK_LINES, Trace, band_outliers, needs_source, rank_band
+from trainwatch.ui.data.labels import rank_label
 from trainwatch.ui.redraw import CHARTS, PACE_MAX_S, REDRAW_SHARE, RedrawScheduler
 from trainwatch.ui.widgets.chart import Chart, ChartOptions, legend, render_chart
 from trainwatch.ui.widgets.ranks import RanksTable
@@ -103,6 +104,27 @@ def test_rank_labels_name_the_file_only_when_ranks_repeat() -> None:
     two_runs = [RankKey("/a/out.log", 0), RankKey("/b/out.log", 0)]
     assert needs_source(two_runs, False)
     assert needs_source([RankKey("/a.log", None), RankKey("/b.log", 1)], False)
+
+
+def test_a_log_that_names_no_rank_is_labelled_by_its_file_not_rank_question_mark() -> None:
+    """A single-process loop's legends and Ranks tab said `rank ?` on every run."""
+    assert rank_label(RankKey("/runs/exp1/train.log", None), False) == "train.log"
+    assert rank_label(RankKey("/runs/exp1/train.log", None, "node7"), False, True) == "node7/train.log"
+    # two sources: their paths' tails, which tell apart two `train.log`s
+    a, b = RankKey("/runs/exp1/train.log", None), RankKey("/runs/exp2/train.log", None)
+    assert needs_source([a, b], False)
+    assert rank_label(a, True) != rank_label(b, True)
+    assert rank_label(RankKey("/runs/exp1/train.log", 3), False) == "rank 3"
+
+
+async def test_an_unranked_logs_legend_names_its_file(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"step {i}: loss {5.0 / i:.4f}, lr 0.001\n" for i in range(1, 60)))
+    app = TrainwatchApp([str(log)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert await wait_for(pilot, lambda: any(c.renders and c._legend.plain for c in app.query(Chart)))
+        legends = [c._legend.plain for c in app.query(Chart) if c._legend.plain]
+        assert legends and all("train.log" in text and "rank ?" not in text for text in legends)
 
 
 async def test_a_directory_of_per_rank_files(tmp_path: Path) -> None:

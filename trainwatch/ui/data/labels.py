@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from trainwatch.store.store import RankKey
@@ -77,7 +78,14 @@ def default_charts(present: Iterable[str]) -> list[str]:
 
 
 def rank_label(key: RankKey, many_sources: bool, many_hosts: bool = False) -> str:
-    rank = "rank ?" if key.rank is None else f"rank {key.rank}"
+    """`rank 3`; a log that names no rank (one process, a launcher that prints none) is named by
+    its file (`train.log`), in the legends and the Ranks tab alike."""
+    if key.rank is None:  # (its path's tail where two sources could share a file name)
+        name = (
+            short_source(key.source) if many_sources else short_source(os.path.basename(key.source) or key.source, 24)
+        )
+        return f"{key.host}/{name}" if many_hosts and key.host else name
+    rank = f"rank {key.rank}"
     if many_hosts and key.host:
         rank = f"{key.host}/{rank}"
     if many_sources:
