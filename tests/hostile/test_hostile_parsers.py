@@ -223,3 +223,37 @@ def test_a_deepspeed_chat_step_beyond_a_machine_int_is_not_a_step() -> None:
     good = "epoch: 0|step: 7|ppo_ep: 1|act_loss: 0.2099609375|cri_loss: 0.12042236328125|unsuper_loss: 0.0"
     records = _ok([good, good.replace("step: 7", "step: " + HUGE), good.replace("step: 7", "step: 8")])
     assert [s.step for s in _steps(records) if "loss" in s.metrics] == [7, 8]
+
+
+def test_an_ms_swift_step_counter_beyond_a_machine_int_is_not_a_step() -> None:
+    """ms-swift's `'global_step/max_steps': '56/176'` (issue 4146) with 5,000 digits: the dict is read, the counter not."""
+    good = "{'loss': 0.23179118, 'learning_rate': 8.6e-07, 'epoch': 0.64, 'global_step/max_steps': '56/176'}"
+    records = _ok([good, good.replace("'56/", "'" + HUGE + "/"), good.replace("'56/", "'57/")])
+    steps = [s.step for s in _steps(records) if "loss" in s.metrics]
+    assert steps[0] == 56 and steps[-1] == 57 and all(s is None or s < 10**18 for s in steps)
+
+
+def test_a_launcher_failure_with_a_huge_exit_code_is_still_the_failure() -> None:
+    """torchrun's `Root Cause (first observed failure)` block with a 5,000-digit exit code."""
+    block = [  # (tests/corpus/custom_loop_q/llm_kd_torchrun_eaddrinuse_traceback.log)
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "src/train_distr.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2025-02-10_14:23:37",
+        "  host      : a100.cm.cluster",
+        "  rank      : 2 (local_rank: 2)",
+        "  exitcode  : 1 (pid: 3032304)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+    assert any(isinstance(r, Event) and r.kind == "crash" and r.data.get("exitcode") == 1 for r in _ok(block))
+    block[13] = "  exitcode  : " + HUGE + " (pid: 3032304)"
+    records = _ok(block)
+    assert any(isinstance(r, Event) and r.kind == "crash" and r.rank == 2 for r in records)

@@ -75,7 +75,7 @@ _BANNER_LINES = 20  # the banner's fields follow it within a few lines
 _MAX_DICT_CHARS = 20_000
 _SUMMARY_KEY = "train_runtime"
 _MAX_PENDING = 4096  # bar frames held per total before it is known to be the training bar
-_COUNTER_VALUE = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*$")
+_COUNTER_VALUE = re.compile(r"\s*(\d{1,18})\s*/\s*(\d{1,18})\s*$")  # (a machine int: `int()` refuses 4,300 digits)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ FAILED_TITLE = re.compile(r"^\s*(\S.*?) FAILED\s*$")
 _ENTRY = re.compile(r"^\s*\[(\d{1,18}(?!\d))\]:\s*$")
 _FIELD = re.compile(r"^\s{1,4}(time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(.*)$")
 _RANK_FIELD = re.compile(r"^(\d{1,18}(?!\d))(?: \(local_rank: (\d{1,18}(?!\d))\))?")
-_EXIT_FIELD = re.compile(r"^(-?\d+)(?: \(pid: (\d{1,18}(?!\d))\))?")
+_EXIT_FIELD = re.compile(r"^(-?\d{1,18}(?!\d))(?: \(pid: (\d{1,18}(?!\d))\))?")
 _MAX_LINES = 400  # a summary longer than this is not one (a border that was something else)
 
 _LAUNCH = re.compile(r"Starting elastic_operator with launch configs")
