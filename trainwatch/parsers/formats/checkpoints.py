@@ -48,7 +48,7 @@ _CKPT_PATTERNS = (
         r"(?:\s+(?:parameters|params|state|weights))?\b"
         # (what follows `and` is words a space apart: `\s+and\s+[\w ]{1,40}?` let a run of spaces split
         # between it and the `\s` after it, seconds a line of long runs)
-        r"(?:\s+(?:for|at)\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+\w+(?: +\w+){0,7}?)?"
+        r"(?:\s+(?:for|at)\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+\w+(?: +\w+){0,19}?)?"
         r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step|iter|iteration)\b.*"
         # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`; each run of spaces has one place
         # to go: `\s*\.{0,3}\s*(...)?\s*$` split a long run three ways, seconds a line)
@@ -58,7 +58,7 @@ _CKPT_PATTERNS = (
     # `完成第750的保存` (the 750th save is done), `保存成功`
     re.compile(
         r"(?<!是否)保存(?:模型|权重|检查点|checkpoint)(?!路径|间隔|配置|日志|[:：]\s*(?:True|False|None)\b)"
-        r"(?:\s*(?:到|至|于|在)\s*(?:[:：]\s*)?(?P<path6>[^\s，,]*[/.][^\s，,]*))?\s*(?:$|[，,。!！])|模型已?保存(?!路径|间隔)"
+        r"(?:\s*(?:到|至|于|在)\s*(?:[:：]\s*)?(?P<path6>[^\s，,/.]*[/.][^\s，,]*))?\s*(?:$|[，,。!！])|模型已?保存(?!路径|间隔)"
         r"|完成第\d{1,12}\S{0,4}保存|保存(?:完成|成功)"
     ),
     # ba-dls-deepspeech: `Checkpointing model to: ./model/` (the verb itself, with where)
