@@ -449,6 +449,7 @@ class Chart(Widget):
         self.renders = 0  # how many times the plot was rebuilt (tests: no redraw when idle)
         self._content: tuple[int, Content] | None = None  # (renders, what `render` returns)
         self._painted = 0.0  # CPU seconds the compositor spent rendering it since `take_paint_cost`
+        self._refit = 0.0  # ...of which a plot drawn again at a new size (not a paint)
 
     def set_metric(self, metric: str) -> None:
         self.metric = metric
@@ -547,7 +548,9 @@ class Chart(Widget):
         the panel mostly empty until some other action redraws it)."""
         w, h = self.content_size.width, self.content_size.height
         if w > 0 and h > 0 and self._inputs is not None and (w, h) != self._drawn_size:
+            start = time.thread_time()
             self._draw(w, h)
+            self._refit += time.thread_time() - start
             return True
         return False
 
@@ -557,12 +560,14 @@ class Chart(Widget):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The compositor's rendering of the plot (its conversion to styled lines, a third of what
-        a redraw costs at 256 ranks) is counted for the charts' pacing (`take_paint_cost`)."""
+        a redraw costs at 256 ranks) is counted for the charts' pacing (`take_paint_cost`); a
+        plot drawn again at a new size on the way (`_fit`, once per resize) is not."""
         start = time.thread_time()
+        self._refit = 0.0
         try:
             return super().render_lines(crop)
         finally:
-            self._painted += time.thread_time() - start
+            self._painted += time.thread_time() - start - self._refit
 
     def take_paint_cost(self) -> float:
         """CPU seconds of rendering since the last call."""
