@@ -116,11 +116,13 @@ class Pipeline:
         # Called from the follow thread after a round that read data or added sources (the
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
-        # Called from the follow thread when every source has been read to its end and no history
-        # is waiting (the dashboard settles its heap then: `gcpause.settle_heap`): once, and again
-        # after a source added since (a path that did not exist yet, a new file in a directory).
+        # Called from the follow thread when every source has been read to its end, no file named
+        # is still to appear and no history is waiting (the dashboard settles its heap then: `gcpause.settle_heap`): once, and again
+        # once the sources have doubled since (a path that did not exist yet, new files in a
+        # directory): each settling keeps the cycles alive then for good, so it comes O(log n) times.
         self.on_caught_up: Callable[[], None] | None = None
         self._caught_up_told = False
+        self._told_sources = 0  # the sources there were when it was last told
         self.problems: list[Problem] = []
         specs, problems = expand(self.paths, list(labels))
         self.problems += problems
@@ -189,7 +191,8 @@ class Pipeline:
             bulk_ok = lambda: not self._sinks and name not in self._joins  # noqa: E731
             feed = SourceFeed(spec, self._joins.log_sink(name), state, self._poke, bulk_ok=bulk_ok)
         self.readers[spec.name] = feed
-        self._caught_up_told = False  # (its history read, the heap is settled again)
+        if len(self.readers) >= 2 * self._told_sources:
+            self._caught_up_told = False  # (their history read, the heap is settled again)
         if self._backfill is not None:  # a source found while the history is read: read it in both stores
             self._split(spec.name, feed, self._backfill)
             feed = self.readers[spec.name]
@@ -591,8 +594,9 @@ class Pipeline:
                     more = True  # read new sources at once
             if active and self.on_activity is not None:
                 self.on_activity()
-            if not more and self._backfill is None and not self._caught_up_told:
+            if not more and self._backfill is None and not self._caught_up_told and not self._unopened():
                 self._caught_up_told = True
+                self._told_sources = len(self.readers)
                 if self.on_caught_up is not None:
                     self.on_caught_up()
             if more:

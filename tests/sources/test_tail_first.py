@@ -4,6 +4,7 @@ its history behind them; once the history is read the store is exactly a plain r
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import time
 from pathlib import Path
@@ -245,7 +246,9 @@ def test_caught_up_is_told_again_once_a_file_that_appeared_is_read(tmp_path: Pat
         while not told and time.monotonic() < deadline:
             time.sleep(0.02)
         assert told == [0]
-        shutil.copy(seed("004"), tmp_path / "train.log")
+        staged = tmp_path.with_name(tmp_path.name + "-staged.log")  # (outside the directory watched)
+        shutil.copy(seed("004"), staged)
+        os.replace(staged, tmp_path / "train.log")  # (whole at once: a copy still writing is a growing log)
         while len(told) < 2 and time.monotonic() < deadline + 30:
             time.sleep(0.02)
     finally:
@@ -253,3 +256,25 @@ def test_caught_up_is_told_again_once_a_file_that_appeared_is_read(tmp_path: Pat
     plain = Pipeline([str(tmp_path / "train.log")], window_bytes=0)
     plain.read_to_end()
     assert told == [0, plain.store.records_added]
+
+
+def test_caught_up_waits_for_a_named_file_that_does_not_exist_yet(tmp_path: Path) -> None:
+    """`trainwatch logs/out.log` before the job creates it: nothing is settled on an empty store."""
+    log = tmp_path / "out.log"
+    pipeline = Pipeline([str(log)], force_poll=True, poll_interval=0.05, window_bytes=WINDOW)
+    told: list[int] = []
+    pipeline.on_caught_up = lambda: told.append(pipeline.store.records_added)
+    pipeline.start()
+    try:
+        time.sleep(0.5)
+        assert told == []
+        shutil.copy(seed("004"), tmp_path / "out.tmp")
+        os.replace(tmp_path / "out.tmp", log)  # (whole at once: a copy still writing is a growing log)
+        deadline = time.monotonic() + 60
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        pipeline.stop()
+    plain = Pipeline([str(log)], window_bytes=0)
+    plain.read_to_end()
+    assert told == [plain.store.records_added]
