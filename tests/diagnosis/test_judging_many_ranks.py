@@ -21,8 +21,8 @@ from trainwatch.diagnosis.findings import (
     record_findings,
 )
 from trainwatch.diagnosis.findings.numerics import _spike_verdicts, loss_spikes
-from trainwatch.diagnosis.status import _median_without, run_status
-from trainwatch.diagnosis.window import mad, median, recent
+from trainwatch.diagnosis.status import run_status
+from trainwatch.diagnosis.window import mad, median, median_without, recent
 from trainwatch.records import Step
 from trainwatch.store.series import Series
 from trainwatch.store.store import Store
@@ -116,7 +116,7 @@ def test_median_of_the_other_ranks_without_sorting_per_rank() -> None:
         steps = [float(rng.choice((100, 100, 105, 110, 95, 400))) for _ in range(n)]
         ordered = sorted(steps)
         for i, s in enumerate(steps):
-            assert _median_without(ordered, s) == median(steps[:i] + steps[i + 1 :])
+            assert median_without(ordered, s) == median(steps[:i] + steps[i + 1 :])
 
 
 def test_cadences_are_computed_again_once_the_store_changes() -> None:

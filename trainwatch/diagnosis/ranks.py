@@ -8,6 +8,7 @@ Step times are compared too, for ranks that are not synchronised (separate jobs,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.cadence import cadences
@@ -16,7 +17,7 @@ from trainwatch.diagnosis.events import event_index, root_cause_pick
 from trainwatch.diagnosis.segments import superseded
 from trainwatch.diagnosis.status import lagging_ranks, rank_name
 from trainwatch.diagnosis.units import fmt_duration
-from trainwatch.diagnosis.window import median, quantile, recent_values
+from trainwatch.diagnosis.window import median, median_without, quantile, recent_values
 from trainwatch.store.store import Store
 
 # A rank stream: (node, rank). The node is None unless the log names it; two nodes' local
@@ -101,11 +102,19 @@ def stragglers(store: Store) -> list[Straggler]:
                 continue
             meds = {r: median(v) for r, v in per_rank.items()}
             p95s = {r: quantile(v, 0.95) for r, v in per_rank.items()}
+            # Each rank against the median of the others: one sort, then one removal per rank
+            # (a sort per rank was most of a judgement's own work at 256 ranks). NaN has no place
+            # in a sorted list: then the others are sorted for each rank, as they always were.
+            by_med, by_p95 = sorted(meds.values()), sorted(p95s.values())
+            ordered = not any(map(math.isnan, by_med)) and not any(map(math.isnan, by_p95))
             for who, med in meds.items():
                 if who in found:
                     continue
-                others = median([m for r, m in meds.items() if r != who])
-                others95 = median([p for r, p in p95s.items() if r != who])
+                if ordered:
+                    others, others95 = median_without(by_med, med), median_without(by_p95, p95s[who])
+                else:
+                    others = median([m for r, m in meds.items() if r != who])
+                    others95 = median([p for r, p in p95s.items() if r != who])
                 slow_med = others > 0 and med >= SLOWER * others and med - others >= floor
                 slow_tail = others95 > 0 and p95s[who] >= SLOWER_P95 * others95 and p95s[who] - others95 >= floor
                 if not (slow_med or slow_tail):

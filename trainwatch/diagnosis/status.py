@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import re
 import time as _time
-from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -43,7 +42,7 @@ from trainwatch.diagnosis.events import (
 from trainwatch.diagnosis.progress import NO_PROGRESS, Part, Progress, progress, progress_parts, progress_text
 from trainwatch.diagnosis.segments import superseded
 from trainwatch.diagnosis.units import fmt_duration
-from trainwatch.diagnosis.window import median_sorted
+from trainwatch.diagnosis.window import median_without
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store
 
@@ -176,19 +175,12 @@ def lagging_ranks(store: Store, cadences: dict[RankKey, Cadence]) -> dict[RankKe
     out: dict[RankKey, float] = {}
     ordered = sorted(float(s) for s in last.values())
     for key, step in last.items():
-        others = _median_without(ordered, float(step))
+        others = median_without(ordered, float(step))
         c = cadences.get(key)
         interval = c.steps_per_record if c is not None else 1.0
         if others - step >= max(LAG_RECORDS * interval, LAG_RECORDS):
             out[key] = others
     return out
-
-
-def _median_without(ordered: list[float], value: float) -> float:
-    """The median of `ordered` (sorted) less one occurrence of `value`: what `median` of the
-    others gives, without a sort per rank (256 ranks)."""
-    i = bisect_left(ordered, value)
-    return median_sorted(ordered[:i] + ordered[i + 1 :])
 
 
 def _latest_progress_t(store: Store, cadences: dict[RankKey, Cadence]) -> float:
