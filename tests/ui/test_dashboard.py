@@ -333,3 +333,16 @@ async def test_charts_wait_for_plotext_imported_in_a_worker(tmp_path: Path, monk
         release.set()
         await pilot.pause(0.3)
         assert "loss" in drawn, drawn
+
+
+async def test_a_pattern_that_matches_nothing_yet_says_so_in_the_header(tmp_path: Path) -> None:
+    """`trainwatch 'logs/*.log'` before the job writes: the header says what the pattern found (its
+    warning on stderr is under the dashboard's screen), then the log once it appears."""
+    pattern = str(tmp_path / "*.log")
+    app = TrainwatchApp([pattern])
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert await wait_for(pilot, lambda: "no file matches this pattern yet" in header_text(app))
+        assert "waiting" in header_text(app) and pattern in header_text(app)
+        (tmp_path / "train.log").write_text("".join(f"step {i}: loss {5.0 / i:.4f}\n" for i in range(1, 30)))
+        assert await wait_for(pilot, lambda: "train.log" in header_text(app), tries=300)
+        assert "no file matches" not in header_text(app)

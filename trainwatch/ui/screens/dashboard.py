@@ -392,7 +392,9 @@ class DashboardScreen(Screen[None]):
                 self._header_key = key
             ranks, hosts, prog = self._header_data
             if changed or not aged or self._sources_shown is None:
-                self._sources_shown = sources_shown(sources, ranks, hosts)
+                pipeline = self.twapp.pipeline
+                waiting = [p.message for p in list(pipeline.problems)] if pipeline is not None and not sources else []
+                self._sources_shown = sources_shown(sources, ranks, hosts, waiting)
         now = self.twapp.clock.wall()
         # The clock's tick on an idle run: most seconds no age it prints moves ("2m ago").
         aged_key = (self.judgement, self._sources_shown, ages_shown(self.verdict, self._sources_shown, now))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -15,6 +15,7 @@ from trainwatch.diagnosis.clock import fmt_age, written_at
 from trainwatch.diagnosis.findings import Finding
 from trainwatch.diagnosis.judge import Judgement
 from trainwatch.diagnosis.progress import Progress, progress_parts
+from trainwatch.lines.sanitize import printable
 from trainwatch.store.store import SourceState, history_pending
 from trainwatch.ui.data import short_source
 from trainwatch.ui.format import fmt_num
@@ -42,13 +43,20 @@ class SourcesShown:
 
 
 def sources_shown(
-    sources: list[SourceState], ranks: list[int], hosts: Mapping[str, list[int]] | None = None
+    sources: list[SourceState],
+    ranks: list[int],
+    hosts: Mapping[str, list[int]] | None = None,
+    waiting: Sequence[str] = (),
 ) -> SourcesShown:
     """Sources, formats, follow mode and the last write to each. With `hosts` (node -> its
-    ranks, when the log names two or more nodes) the ranks are listed per node."""
+    ranks, when the log names two or more nodes) the ranks are listed per node. `waiting`: with
+    no source yet, what the paths given found (`a/*.log: no file matches this pattern yet`)."""
     out = Text(no_wrap=True, overflow="ellipsis")
     tail = Text(no_wrap=True, overflow="ellipsis")
     if not sources:
+        if waiting:  # (said on stderr too, under the dashboard's screen: here is where it is read)
+            out.append("waiting: ", style="dim")
+            return SourcesShown(out.append(printable("; ".join(waiting)), style="yellow"), None, None, tail)
         return SourcesShown(out.append("no sources", style="dim"), None, None, tail)
     formats: list[str] = []
     for s in sources:
