@@ -134,6 +134,8 @@ class SourceState:
 
     def caught_up(self) -> None:
         """The reader reached the end of what was written: steps stored after this arrived live."""
+        if self.caught_up_monotonic is not None:
+            return  # (set once, never unset: no lock taken after every read of a followed file)
         with self.lock:
             if self.caught_up_monotonic is None:
                 self.caught_up_monotonic = _time.monotonic()
