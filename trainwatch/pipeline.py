@@ -117,9 +117,10 @@ class Pipeline:
         # dashboard redraws on it instead of polling the store); must not block.
         self.on_activity: Callable[[], None] | None = None
         # Called from the follow thread when every source has been read to its end, no file named
-        # is still to appear and no history is waiting (the dashboard settles its heap then: `gcpause.settle_heap`): once, and again
-        # once the sources have doubled since (a path that did not exist yet, new files in a
-        # directory): each settling keeps the cycles alive then for good, so it comes O(log n) times.
+        # is still to appear and no history is waiting (the dashboard settles its heap then:
+        # `gcpause.settle_heap`): once, and again once the sources have doubled since (a path that
+        # did not exist yet, new files in a directory): each settling keeps the cycles alive then
+        # for good, so it comes O(log n) times.
         self.on_caught_up: Callable[[], None] | None = None
         self._caught_up_told = False
         self._told_sources = 0  # the sources there were when it was last told

@@ -44,9 +44,10 @@ class TriggerIndex:
     def candidates(self, text: str) -> tuple[Row, ...]:
         """The rows, in dispatch order, of the parsers whose digit-free triggers `text` holds, and
         of every live parser (whose triggers the caller tests on the line itself)."""
-        if self._off or len(text) > KEY_MAX:
-            if self._off:
-                self._off -= 1
+        if self._off:
+            self._off -= 1
+            return self._scan(text)
+        if len(text) > KEY_MAX:
             return self._scan(text)
         key = text.encode("ascii").translate(_ZERO_BYTES) if text.isascii() else text.translate(_ZERO_DIGITS)
         rows = self._memo.get(key)
