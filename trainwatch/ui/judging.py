@@ -17,6 +17,11 @@ from trainwatch.ui.messages import Judged
 from trainwatch.ui.redraw import paced
 
 DIAGNOSE_IDLE_EVERY_S = 5.0
+# A judgement after the store changed takes at most about this share of a core: one rank's
+# (a few ms) comes with every charts redraw, 256 ranks' (~50 ms) every ~5 s (`PACE_MAX_S`) —
+# the verdict of a stall or a crash is a matter of seconds, and at 2 % judging alone was
+# 1.3-1.8 % of the dashboard's 15 % budget on 256 growing files.
+JUDGE_SHARE = 0.01
 # ...or less often when a judgement costs more than this share of a core at that pace (256
 # ranks: ~8 ms, every 8 s): an idle dashboard must stay idle.
 IDLE_JUDGE_SHARE = 0.001
@@ -57,7 +62,7 @@ class Judging:
 
     def due(self) -> bool:
         """With the charts: the store changed and the last judgement is paced out."""
-        return time.monotonic() - self.started >= paced(self.costs[True])
+        return time.monotonic() - self.started >= paced(self.costs[True], JUDGE_SHARE)
 
     def idle_due(self, now_wall: float) -> bool:
         """On the clock: the time-dependent status of an idle run."""
