@@ -17,15 +17,15 @@ from trainwatch.ui.messages import Judged
 from trainwatch.ui.redraw import paced
 
 DIAGNOSE_IDLE_EVERY_S = 5.0
-# A judgement after the store changed takes at most about this share of a core: one rank's
-# (a few ms) comes with every charts redraw, 256 ranks' (~50 ms) every ~5 s (`PACE_MAX_S`) —
-# the verdict of a stall or a crash is a matter of seconds, and at 2 % judging alone was
-# 1.3-1.8 % of the dashboard's 15 % budget on 256 growing files.
-JUDGE_SHARE = 0.01
 # ...or less often when a judgement costs more than this share of a core at that pace (256
 # ranks: ~8 ms, every 8 s): an idle dashboard must stay idle.
 IDLE_JUDGE_SHARE = 0.001
 IDLE_JUDGE_MAX_S = 30.0  # (a stall is never told later than this for its cost)
+# A judgement after the store changed takes at most about this share of a core: one rank's
+# (a few ms) comes with every charts redraw, 256 ranks' (50-100 ms) every ~5 s (`PACE_MAX_S`) —
+# the verdict of a stall or a crash is a matter of seconds, and at 2 % judging alone was
+# 1.3-1.8 % of the dashboard's 15 % budget on 256 growing files.
+JUDGE_SHARE = 0.01
 # Work that took longer than this last time is done off the event loop's turn.
 INLINE_S = 0.03
 JUDGE_LOST_S = 30.0  # a judging thread that has not answered by then is taken as lost
