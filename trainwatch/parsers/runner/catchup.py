@@ -95,6 +95,7 @@ class CatchUp:
         self._held: _Held | None = None
         # Lines the per-line path understands now may teach a shape (`learn`).
         self.learning = False
+        self.reading = False  # a chunk is being read (`read`): its lines never take `live`
         # Whether the last read that had template rows took at least half of them in bulk: rows a
         # template cannot take (an unranked log's, `_rank`) go line by line at a cost of their own,
         # and a small read then pays less line by line (`SourceReader._feed_bytes`).
@@ -119,7 +120,7 @@ class CatchUp:
 
         The cyclic garbage collector is paused meanwhile (`gc_paused`: a twentieth of a
         catch-up's time)."""
-        self.learning = True
+        self.learning = self.reading = True
         self._taken = self._fell = 0
         try:
             with gc_paused():
@@ -132,11 +133,46 @@ class CatchUp:
                     learned = known
                     pos = end
         finally:
-            self.learning = False
+            self.learning = self.reading = False
             self._materialize()
             self._close_block()
             if self._taken or self._fell:
                 self._pays = self._taken >= self._fell
+
+    def live(self, line: Line) -> Parser | None:
+        """One line read live (a followed file's append), through the learned step shapes as
+        the catch-up reads such a line (`_step_row`), its step then the per-line path's pending
+        step: the parser whose step it was, or None — nothing taken, the per-line path reads
+        the line. A shape's one `fullmatch` instead of the per-line path's runner and parser
+        (256 followed files: a thousand such lines a second)."""
+        if not self._templates:
+            return None
+        text = line.text
+        scanner = self._scanner if self._scanner is not None else self._compile()
+        m = scanner.fullmatch(text + "\n")
+        if m is None:  # (a line holding a newline: never from the assembler)
+            return None
+        row = m.groups("")  # the row `findall` gives
+        template: BulkTemplate | None = None
+        groups: tuple[str, ...] = ()
+        if not row[self._catch_all]:
+            for probe, off, t in self._dispatch:
+                if probe < len(row) and row[probe]:
+                    template, groups = t, row[off : off + t.ngroups]
+                    break
+        else:
+            for pattern, t, _off in self._side:
+                side = pattern.fullmatch(text)
+                if side is not None:
+                    template, groups = t, side.groups()
+                    break
+        if template is None or template.kind != "step":
+            return None  # (phases go out per line: their record is the per-line path's own)
+        if not self._step_row(template, groups, line.no):
+            self._materialize()
+            return None
+        self._materialize()  # (what `_step_row` holds is the per-line path's pending step)
+        return template.owner
 
     def emit(self, record: Record) -> None:
         """Steps and phases go out after the rows of the lines before them: a step the block

@@ -100,7 +100,24 @@ class SourceParser:
             if self._probe.hold(line):
                 self._end_probe()
             return
+        if self._live_ok and line.kind is Kind.LINE and not self._catchup.reading:
+            try:
+                parser = self._catchup.live(line)
+            except Exception:
+                parser = None
+                self.stats.parser_errors += 1
+            if parser is not None:
+                self.stats.understood += 1
+                self.stats.records[parser.name] += 1
+                if self._offered is not None:  # (its at_eof releases what its lines hold)
+                    self._offered.add(parser)
+                return
         self._process_safely(line)
+
+    @property
+    def _live_ok(self) -> bool:
+        """Lines read live may take the learned shapes (`CatchUp.live`) where a chunk may."""
+        return catchup.BULK and not self._probe.mode and self._path_host is None
 
     def bulk_worth_trying(self) -> bool:
         """A small read is worth the bulk path (`CatchUp.worth_trying`)."""
