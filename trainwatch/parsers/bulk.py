@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from trainwatch.numbers import SECONDS_OF_MS, SECONDS_OF_MS_SIZE, ms_to_s
+from trainwatch.numbers import SECONDS_OF_MS, SECONDS_OF_MS_SIZE, ms_to_s, seconds_of_ms
 from trainwatch.parsers.rank import MEMBERSHIP_HINTS, mentioned_rank
 from trainwatch.parsers.timestamps import line_time
 
@@ -219,8 +219,8 @@ def _seconds(texts: Sequence[str]) -> list[float]:
 
 
 def _value(raw: str, in_ms: bool) -> float:
-    value = float(raw)
-    return ms_to_s(value) if in_ms else value
+    # (printed milliseconds through the shared cache: a row read live, `CatchUp.live`, each time)
+    return seconds_of_ms(raw) if in_ms else float(raw)
 
 
 def _runs(parts: Sequence[Part]) -> list[tuple[str, bool, str, bool, re.Pattern[str], bool]]:
