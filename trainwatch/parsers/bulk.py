@@ -128,6 +128,8 @@ class BulkTemplate:
     names: tuple[str, ...] = ()
     nan_groups: tuple[int, ...] = ()
     needed: tuple[int, ...] = ()  # the groups whose text the store converts (values, then extras)
+    # (group, name, its conversion: `float`, or printed milliseconds -> seconds), for `metrics`
+    converted: tuple[tuple[int, str, Callable[[str], float]], ...] = ()
 
     def __post_init__(self) -> None:
         merged: list[Part] = []
@@ -141,6 +143,7 @@ class BulkTemplate:
         self.regex = "".join(f"({p.pattern})" if isinstance(p, Var) else re.escape(p) for p in self.parts)
         self.names = tuple(name for _g, name, _ms in self.values) + tuple(name for name, _g in self.extras)
         self.needed = tuple(g for g, _name, _ms in self.values) + tuple(g for _name, g in self.extras)
+        self.converted = tuple((g, name, seconds_of_ms if in_ms else float) for g, name, in_ms in self.values)
 
     @property
     def probe(self) -> int:
@@ -179,7 +182,7 @@ class BulkTemplate:
 
     def metrics(self, groups: Sequence[str]) -> dict[str, float]:
         """The dict the parser passes for such a line (the per-line path's form)."""
-        found = {name: _value(groups[g], in_ms) for g, name, in_ms in self.values}
+        found = {name: convert(groups[g]) for g, name, convert in self.converted}
         for name, g in self.extras:
             found[name] = float(int(groups[g]))
         return found
@@ -216,11 +219,6 @@ def _seconds(texts: Sequence[str]) -> list[float]:
         return list(map(_SECONDS.__getitem__, texts))
     except KeyError:  # (cleared meanwhile by another thread's parser)
         return [ms_to_s(float(text)) for text in texts]
-
-
-def _value(raw: str, in_ms: bool) -> float:
-    # (printed milliseconds through the shared cache: a row read live, `CatchUp.live`, each time)
-    return seconds_of_ms(raw) if in_ms else float(raw)
 
 
 def _runs(parts: Sequence[Part]) -> list[tuple[str, bool, str, bool, re.Pattern[str], bool]]:
