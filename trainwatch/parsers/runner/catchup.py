@@ -4,9 +4,11 @@ The same records and state as feeding those lines one by one (tests/perf/test_bu
 compares both), but lines of a shape some parser described (`Parser.bulk_template`) become
 columns (`trainwatch.columns.ColumnBlock`), not objects. Any line that is not of a learned
 shape, or that meets unusual state (a step going back, a NaN, a rank that is not certain, a
-merge with the previous line's step), takes the per-line path, in order. This part asks the
-others only named questions: the ranks (`RankResolver`), the pending step (`StepMerger`), the
-segments (`Segments`); it reaches the per-line path through the callables it is given.
+merge with the previous line's step), takes the per-line path, in order. A followed file's
+appended lines of a learned step shape go through the same row logic one by one (`live`;
+tests/perf/test_live_shapes.py). This part asks the others only named questions: the ranks
+(`RankResolver`), the pending step (`StepMerger`), the segments (`Segments`); it reaches the
+per-line path through the callables it is given.
 """
 
 from __future__ import annotations
