@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -251,6 +252,8 @@ class RunHeader(Widget):
     RunHeader #header-rest { height: auto; }
     """
 
+    _pending: tuple[Text, Text, Text] | None = None  # news that came before the children were mounted
+
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield StatusBadge(id="header-status")
@@ -268,9 +271,18 @@ class RunHeader(Widget):
         last: Text | None = getattr(self, "_last", None)
         if last == text:
             return
+        try:
+            status = self.query_one(StatusBadge)
+        except NoMatches:
+            # Mounted, its children not yet (news from a fast first read arrives that early):
+            # shown once they are, the latest text only.
+            self._pending = (sources, progress, findings)
+            self.call_after_refresh(self._show_pending)
+            return
+        self._pending = None
         self._last = text
         badge, rest = split_badge(progress)
-        self.query_one(StatusBadge).set_status(badge)
+        status.set_status(badge)
         body = sources.copy()
         if findings.plain:
             body.append("\n")
@@ -285,6 +297,11 @@ class RunHeader(Widget):
         if shown is None or shown[1] != body or not same_height:
             self.query_one("#header-rest", Static).update(body, layout=not same_height)
         self._parts = (rest, body)
+
+    def _show_pending(self) -> None:
+        pending = self._pending
+        if pending is not None:
+            self.show(*pending)
 
 
 def split_badge(progress: Text) -> tuple[str, Text]:
