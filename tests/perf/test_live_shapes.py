@@ -25,17 +25,20 @@ from trainwatch.parsers.runner.catchup import CatchUp
 from trainwatch.store.store import Store
 
 LOGS = real_logs("*.log")
+LIVE = CatchUp.live  # (each `_follow` replaces it: the original, whatever was patched before)
 
 
-def _follow(texts: list[str], head: int, live: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], int]:
-    """The store and counts after `texts[:head]` in bulk, then each other line read on its own;
-    and how many lines the learned shapes took."""
+def _follow(
+    texts: list[str], head: int, live: bool, monkeypatch: pytest.MonkeyPatch, reads: list[int] | None = None
+) -> tuple[dict[str, Any], int]:
+    """The store and counts after `texts[:head]` in bulk, then the other lines read one by one
+    (`reads`: so many lines a read, the end of a read after each; default one); and how many
+    lines the learned shapes took."""
     taken = 0
-    original = CatchUp.live
 
     def counted(self: CatchUp, line: Line) -> Any:
         nonlocal taken
-        parser = original(self, line) if live else None
+        parser = LIVE(self, line) if live else None
         taken += parser is not None
         return parser
 
@@ -46,8 +49,12 @@ def _follow(texts: list[str], head: int, live: bool, monkeypatch: pytest.MonkeyP
     if head:
         parser.feed_block(1, "".join(t + "\n" for t in texts[:head]))
         parser.at_eof()
-    for no in range(head, len(texts)):
-        parser.feed_line(Line(no + 1, texts[no]))
+    no, sizes = head, iter(reads or ())
+    while no < len(texts):
+        for _ in range(next(sizes, 1)):
+            if no < len(texts):
+                parser.feed_line(Line(no + 1, texts[no]))
+                no += 1
         parser.at_eof()
     parser.finish()
     st = parser.stats
@@ -55,9 +62,9 @@ def _follow(texts: list[str], head: int, live: bool, monkeypatch: pytest.MonkeyP
     return {"store": store_dump(store), "stats": counts}, taken
 
 
-def _assert_same(texts: list[str], head: int, monkeypatch: pytest.MonkeyPatch) -> int:
-    with_shapes, taken = _follow(texts, head, True, monkeypatch)
-    per_line, _ = _follow(texts, head, False, monkeypatch)
+def _assert_same(texts: list[str], head: int, monkeypatch: pytest.MonkeyPatch, reads: list[int] | None = None) -> int:
+    with_shapes, taken = _follow(texts, head, True, monkeypatch, reads)
+    per_line, _ = _follow(texts, head, False, monkeypatch, reads)
     assert with_shapes["stats"] == per_line["stats"], "the source's counts differ"
     assert with_shapes["store"] == per_line["store"], "store contents differ"
     return taken
@@ -107,3 +114,35 @@ def test_live_lines_agree_on_mutated_hot_lines(trial: int, monkeypatch: pytest.M
             text = _mutate(rng, text)
         texts.append(text)
     _assert_same(texts, 28 + rng.randrange(40), monkeypatch)
+    _assert_same(texts, 28, monkeypatch, [rng.randint(1, 6) for _ in texts])  # a few lines a read
+
+
+TRACEBACK = ["Traceback (most recent call last):", '  File "train.py", line 1, in <module>', "RuntimeError: boom"]
+
+
+def _stamped_step(n: int) -> str:
+    return STEP_LINE.replace("step=100", f"step={n}").replace("00:01:20", f"00:01:{n % 60:02d}")
+
+
+def test_a_traceback_released_by_a_restart_found_at_a_live_line_has_that_lines_rank_and_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step going back (a resume) is found when the pending step goes out: the traceback held
+    before it is released then, with the rank and time of the line being read — in one read of
+    several lines, as a followed file's small append is read."""
+    head = [_stamped_step(n) for n in range(1, 41)]
+    for read in ([*TRACEBACK, _stamped_step(5)], [_stamped_step(41), *TRACEBACK, _stamped_step(6), _stamped_step(7)]):
+        texts = head + read
+        assert _assert_same(texts, len(head), monkeypatch, [len(read)]) > 0
+        store, _ = _follow(texts, len(head), True, monkeypatch, [len(read)])
+        tracebacks = [e for e in store["store"]["events"] if '"traceback"' in e]
+        assert len(tracebacks) == 1 and '"rank": 0' in tracebacks[0] and "2020-12-12T00:01" in tracebacks[0]
+
+
+def test_the_same_traceback_read_in_bulk_has_the_rank_and_time_the_per_line_path_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = [_stamped_step(n) for n in range(1, 41)] + TRACEBACK + [_stamped_step(5)]
+    bulk, _ = _follow(texts, len(texts), True, monkeypatch)
+    per_line, _ = _follow(texts, 0, False, monkeypatch, [len(texts)])
+    assert bulk["store"]["events"] == per_line["store"]["events"]

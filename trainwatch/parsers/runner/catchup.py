@@ -74,6 +74,7 @@ class CatchUp:
         feed_line: Callable[[Line], None],
         flush_pending: Callable[[], None],
         settle: Callable[[Counter[str]], None],
+        at_line: Callable[[int, str], None],
     ) -> None:
         self._source = source
         self._sink = sink
@@ -84,6 +85,8 @@ class CatchUp:
         self._feed_line = feed_line
         self._flush_pending = flush_pending
         self._settle = settle  # records of the lines taken in bulk, per parser (counted by the source)
+        self._at_line = at_line  # the source's current line is a template row's (number, text)
+        self._last_row: tuple[int, str] | None = None  # a slice's last line, when a template row
         self._templates: list[BulkTemplate] = []
         self._known_shapes: set[tuple[str, int]] = set()
         self._refused = 0
@@ -136,6 +139,9 @@ class CatchUp:
                     pos = end
         finally:
             self.learning = self.reading = False
+            if self._last_row is not None:  # (the per-line path's current line, at the read's end)
+                self._at_line(*self._last_row)
+                self._last_row = None
             self._materialize()
             self._close_block()
             if self._taken or self._fell:
@@ -211,6 +217,7 @@ class CatchUp:
             self._refused += 1
 
     def _slice(self, text: str, pos: int, end: int, no: int) -> int:
+        self._last_row = None
         if not self._templates:
             for line_text in text[pos : end - 1].split("\n"):
                 self._feed_line(Line(no, line_text))
@@ -245,7 +252,19 @@ class CatchUp:
             if b < len(rows):
                 self._fallback(no + b, rows[b][-1][:-1], learn=True)
             a = b + 1
+        last = len(rows) - 1
+        self._last_row = None
+        if rows and (not cuts or cuts[-1] != last):
+            template, groups = self._template_of(rows[last])
+            if template is not None:
+                self._last_row = (no + last, template.text(groups))
         return no + len(rows)
+
+    def _template_of(self, row: tuple[str, ...]) -> tuple[BulkTemplate | None, tuple[str, ...]]:
+        for probe, off, template in self._dispatch:
+            if probe < len(row) and row[probe]:
+                return template, row[off : off + template.ngroups]
+        return None, ()
 
     def _side_rows(self, rows: list[tuple[str, ...]], others: list[int], where: list[list[int]]) -> list[int]:
         """The catch-all rows a timed template matches become its rows (its groups after the
@@ -359,6 +378,7 @@ class CatchUp:
         for probe, off, template in self._dispatch:
             if probe < len(row) and row[probe]:
                 groups = row[off : off + template.ngroups]
+                self._at_line(no, template.text(groups))  # (a step it releases is judged here)
                 if template.kind == "phases":
                     done = self._phases_row(template, groups)
                 else:

@@ -79,6 +79,7 @@ class SourceParser:
             feed_line=self.feed_line,
             flush_pending=self._flush_pending,
             settle=self._settle,
+            at_line=self._at_line,
         )
         self._sink = self._catchup.emit
 
@@ -101,6 +102,7 @@ class SourceParser:
                 self._end_probe()
             return
         if self._live_ok and line.kind is Kind.LINE and not self._catchup.reading:
+            self._at_line(line.no, line.text)
             try:
                 parser = self._catchup.live(line)
             except Exception:
@@ -113,6 +115,12 @@ class SourceParser:
                     self._offered.add(parser)
                 return
         self._process_safely(line)
+
+    def _at_line(self, no: int, text: str) -> None:
+        """The line being read is a row of a learned shape (no prefix, no host): what the per-line
+        path's `_process` would make the current line — what a step flushed now is judged at
+        (a restart found then releases a held traceback with this line's rank and time)."""
+        self._current = CurrentLine(no, text, None, None)
 
     @property
     def _live_ok(self) -> bool:
