@@ -251,6 +251,22 @@ def _mutate(rng: random.Random, text: str) -> str:
     return text
 
 
+def mutated_hot_lines(rng: random.Random, base: list[str]) -> list[str]:
+    """The learned shapes' lines first, then 300 lines drawn from `base`: Megatron's steps going
+    on, repeated or going back, 15 % of the lines mutated (`_mutate`)."""
+    texts: list[str] = [DS_LINE] * 20 + [ITER_LINE, TIMERS_LINE] * 4  # the shapes get learned
+    step = 5
+    for _ in range(300):
+        text = rng.choice(base)
+        if text is ITER_LINE:
+            step += rng.choice([5, 5, 5, 0, -5])
+            text = text.replace(" 5/", f" {max(step, 0)}/")
+        if rng.random() < 0.15:
+            text = _mutate(rng, text)
+        texts.append(text)
+    return texts
+
+
 def _records_to_store(texts: list[str], bulk: bool) -> dict[str, Any]:
     store = Store()
     sink: list[Any] = []
@@ -281,17 +297,7 @@ def test_bulk_and_per_line_agree_on_mutated_hot_lines(trial: int, monkeypatch: p
     path (and give what it gives there), never a number from the bulk path."""
     monkeypatch.setattr(catchup, "BULK_SLICE", 512)
     rng = random.Random(trial)
-    base = [DS_LINE] * 5 + [ITER_LINE, TIMERS_LINE, STEP_LINE, THROUGHPUT_LINE]
-    texts: list[str] = [DS_LINE] * 20 + [ITER_LINE, TIMERS_LINE] * 4  # the shapes get learned
-    step = 5
-    for _ in range(300):
-        text = rng.choice(base)
-        if text is ITER_LINE:
-            step += rng.choice([5, 5, 5, 0, -5])
-            text = text.replace(" 5/", f" {max(step, 0)}/")
-        if rng.random() < 0.15:
-            text = _mutate(rng, text)
-        texts.append(text)
+    texts = mutated_hot_lines(rng, [DS_LINE] * 5 + [ITER_LINE, TIMERS_LINE, STEP_LINE, THROUGHPUT_LINE])
     bulk = _records_to_store(texts, True)
     per_line = _records_to_store(texts, False)
     assert bulk == per_line

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from _perf_corpus import DS_LINE, ITER_LINE, TIMERS_LINE, real_logs
-from test_bulk_catchup import CORPUS_LOGS, STEP_LINE, THROUGHPUT_LINE, _mutate, store_dump
+from test_bulk_catchup import CORPUS_LOGS, STEP_LINE, THROUGHPUT_LINE, mutated_hot_lines, store_dump
 
 from trainwatch.lines.assembler import Line
 from trainwatch.parsers.registry import new_parsers
@@ -102,17 +102,7 @@ def test_live_lines_agree_on_mutated_hot_lines(trial: int, monkeypatch: pytest.M
     """Shuffled, repeated and mutated real lines, one by one after a head read in bulk: a
     half-matching line takes the per-line path, a step going back or repeated too."""
     rng = random.Random(trial)
-    base = [DS_LINE] * 3 + [ITER_LINE, ITER_LINE, TIMERS_LINE, STEP_LINE, THROUGHPUT_LINE]
-    texts: list[str] = [DS_LINE] * 20 + [ITER_LINE, TIMERS_LINE] * 4
-    step = 5
-    for _ in range(300):
-        text = rng.choice(base)
-        if text is ITER_LINE:
-            step += rng.choice([5, 5, 5, 0, -5])
-            text = text.replace(" 5/", f" {max(step, 0)}/")
-        if rng.random() < 0.15:
-            text = _mutate(rng, text)
-        texts.append(text)
+    texts = mutated_hot_lines(rng, [DS_LINE] * 3 + [ITER_LINE, ITER_LINE, TIMERS_LINE, STEP_LINE, THROUGHPUT_LINE])
     _assert_same(texts, 28 + rng.randrange(40), monkeypatch)
     _assert_same(texts, 28, monkeypatch, [rng.randint(1, 6) for _ in texts])  # a few lines a read
 
