@@ -164,10 +164,7 @@ class CatchUp:
         template: BulkTemplate | None = None
         groups: tuple[str, ...] = ()
         if not row[self._catch_all]:
-            for probe, off, t in self._dispatch:
-                if probe < len(row) and row[probe]:
-                    template, groups = t, row[off : off + t.ngroups]
-                    break
+            template, groups = self._template_of(row)
         else:
             for pattern, t, _off in self._side:
                 side = pattern.fullmatch(text)
@@ -176,11 +173,10 @@ class CatchUp:
                     break
         if template is None or template.kind != "step":
             return None  # (phases go out per line: their record is the per-line path's own)
-        if not self._step_row(template, groups, line.no):
-            self._materialize()
-            return None
+        self._at_line(line.no, text)  # (a step it releases is judged here)
+        taken = self._step_row(template, groups, line.no)
         self._materialize()  # (what `_step_row` holds is the per-line path's pending step)
-        return template.owner
+        return template.owner if taken else None
 
     def emit(self, record: Record) -> None:
         """Steps and phases go out after the rows of the lines before them: a step the block
@@ -253,7 +249,6 @@ class CatchUp:
                 self._fallback(no + b, rows[b][-1][:-1], learn=True)
             a = b + 1
         last = len(rows) - 1
-        self._last_row = None
         if rows and (not cuts or cuts[-1] != last):
             template, groups = self._template_of(rows[last])
             if template is not None:
@@ -261,6 +256,7 @@ class CatchUp:
         return no + len(rows)
 
     def _template_of(self, row: tuple[str, ...]) -> tuple[BulkTemplate | None, tuple[str, ...]]:
+        """The template a scanner row is of, and its groups (None: a catch-all row)."""
         for probe, off, template in self._dispatch:
             if probe < len(row) and row[probe]:
                 return template, row[off : off + template.ngroups]
@@ -375,19 +371,18 @@ class CatchUp:
     # ------------------------------------------------------------- row by row
     def _row(self, row: tuple[str, ...], no: int) -> None:
         """One template row, as its own step."""
-        for probe, off, template in self._dispatch:
-            if probe < len(row) and row[probe]:
-                groups = row[off : off + template.ngroups]
-                self._at_line(no, template.text(groups))  # (a step it releases is judged here)
-                if template.kind == "phases":
-                    done = self._phases_row(template, groups)
-                else:
-                    done = self._step_row(template, groups, no)
-                if done:
-                    self._counts[template.owner.name] += 1
-                else:
-                    self._fallback(no, template.text(groups), learn=False)
-                return
+        template, groups = self._template_of(row)
+        if template is None:
+            return
+        self._at_line(no, template.text(groups))  # (a step it releases is judged here)
+        if template.kind == "phases":
+            done = self._phases_row(template, groups)
+        else:
+            done = self._step_row(template, groups, no)
+        if done:
+            self._counts[template.owner.name] += 1
+        else:
+            self._fallback(no, template.text(groups), learn=False)
 
     def _rank(self, template: BulkTemplate, groups: tuple[str, ...]) -> int | None:
         """The rank the per-line path gives such a line (None: a log where no rank reports

@@ -102,7 +102,6 @@ class SourceParser:
                 self._end_probe()
             return
         if self._live_ok and line.kind is Kind.LINE and not self._catchup.reading:
-            self._at_line(line.no, line.text)
             try:
                 parser = self._catchup.live(line)
             except Exception:
