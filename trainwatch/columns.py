@@ -10,8 +10,9 @@ block as a row of its own (`ColumnBlock.take_step`) instead of closing it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Mapping, MutableSequence, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Protocol
 
@@ -68,7 +69,7 @@ class ColumnGroup:
     rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
     times: list[str | None] | None = None  # log times of record rows (`RecordShape`); template rows have none
     _texts: list[Mapping[int, Sequence[str]]] = field(default_factory=list)  # runs not yet converted
-    _values: list[list[float]] = field(default_factory=list)
+    _values: list[MutableSequence[float]] = field(default_factory=list)
 
     def add_texts(self, raw: Mapping[int, Sequence[str]]) -> None:
         """Rows given as the texts of each needed group: kept until `convert` (the catch-up
@@ -90,7 +91,7 @@ class ColumnGroup:
             texts = [{g: list(chain.from_iterable(t[g] for t in texts)) for g in self.template.needed}]
         self._extend(self.template.columns(texts[0]))
 
-    def columns(self) -> list[list[float]]:
+    def columns(self) -> list[MutableSequence[float]]:
         """Per name, the floats of every row in order (rows added one by one included)."""
         self.convert()
         if not self._values:
@@ -104,7 +105,7 @@ class ColumnGroup:
 
     def _extend(self, columns: list[list[float]]) -> None:
         if not self._values:
-            self._values = columns
+            self._values = [*columns]
             return
         for mine, more in zip(self._values, columns, strict=True):
             mine.extend(more)
@@ -207,8 +208,35 @@ class ColumnBlock:
     def ordered(self) -> list[ColumnGroup]:
         return sorted(self.groups.values(), key=lambda g: g.first)
 
+    # A block crosses to another process (`store/worker.py`) as what the store reads of it: its
+    # groups converted, each shape as its kind and names (a parser's template holds the parser),
+    # a template's columns as arrays of doubles (their floats cross as bytes, not one by one).
+    # The copy is for the store only: no row can be added to it.
+    def __getstate__(self) -> tuple[object, ...]:
+        self.convert()
+        shapes: dict[int, RecordShape] = {}
+        groups = []
+        for g in self.groups.values():
+            values = g.columns()
+            if isinstance(g.template, RecordShape):
+                shape = g.template  # (a record's values stay as given: an int stays an int)
+            else:
+                known = shapes.get(id(g.template))  # (one per template: its groups share it)
+                if known is None:
+                    known = shapes[id(g.template)] = RecordShape(tuple(g.template.names), g.template.kind)
+                shape = known
+                values = [array("d", col) for col in values]
+            groups.append(replace(g, template=shape, rows=[], _texts=[], _values=values))
+        return (self.source, self.attempt, self.rows, self.step_order, groups)
 
-def merged_latest(groups: Sequence[ColumnGroup], columns: dict[int, list[list[float]]]) -> list[tuple[str, float]]:
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        self.source, self.attempt, self.rows, self.step_order, groups = state  # type: ignore[assignment]
+        self.groups = {(g.rank, g.template): g for g in groups}  # type: ignore[attr-defined]
+        self._series_of = {}
+        self._records = {}
+
+
+def merged_latest(groups: Sequence[ColumnGroup], columns: dict[int, list[MutableSequence[float]]]) -> list[tuple[str, float]]:
     """(name, value) updates in the order and with the last values sequential updates give."""
     out: dict[str, tuple[int, float]] = {}
     for g in groups:  # by first row: new keys appear in that order

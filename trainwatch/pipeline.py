@@ -37,8 +37,12 @@ from trainwatch.sources.tail import CHUNK, HEAD_BYTES
 from trainwatch.sources.watch import DirWatcher
 from trainwatch.sources.window import WINDOW_BYTES, window_start
 from trainwatch.store.store import Store
+from trainwatch.store.worker import StoreWorker
 
 TORN_LINE_QUIET_S = 2.0
+# Bytes still to read from which `read_to_end` builds the store's records in a second process:
+# below, the read takes well under a second and a fork (tens of ms with the pipe) is not worth it.
+WORKER_MIN_BYTES = 16 * 1024 * 1024
 REDISCOVER_EVERY_S = 2.0
 # ...when inotify watches every directory and glob PATH: it reports a new file at once
 # (`_on_change`), the periodic look is only a safety net (at 256 files it was a third of
@@ -81,6 +85,7 @@ class Pipeline:
         self.window_bytes = WINDOW_BYTES if window_bytes is None else window_bytes
         self._backfill: Backfill | None = None
         self.store = store if store is not None else Store()
+        self._worker: StoreWorker | None = None  # the store's records built in another process (`read_to_end`)
         self._sinks: list[BatchSink] = [sink] if sink is not None else []
         self.force_poll = force_poll
         self.schedule = Schedule(poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S)
@@ -167,7 +172,7 @@ class Pipeline:
         self._sinks.append(sink)
 
     def _sink(self, batch: list[Record]) -> None:
-        self.store.add_many(batch)
+        (self.store if self._worker is None else self._worker).add_many(batch)
         for sink in self._sinks:
             sink(batch)
 
@@ -508,18 +513,45 @@ class Pipeline:
             if not any([feed.pump(live=False) for feed in streams]):
                 self._wake.wait(0.05)
                 self._wake.clear()
-        # Record files first: a text log's step-less dicts then find their step (`RunJoin`).
-        for feed in sorted(self.readers.values(), key=lambda f: not isinstance(f, RecordFeed)):
-            if feed.is_stream:
-                continue
-            while feed.pump():
-                pass
-            # A last line without newline is a finished log's last line if the file has been
-            # quiet a while, else possibly a torn write (`lm loss 2.1|49121`): shown, not parsed.
-            mtime = feed.state.mtime
-            quiet = mtime is None or time.time() - mtime >= TORN_LINE_QUIET_S
-            feed.finish(final=quiet)
+        self._worker = self._store_worker(streams)
+        try:
+            # Record files first: a text log's step-less dicts then find their step (`RunJoin`).
+            for feed in sorted(self.readers.values(), key=lambda f: not isinstance(f, RecordFeed)):
+                if feed.is_stream:
+                    continue
+                while feed.pump():
+                    pass
+                # A last line without newline is a finished log's last line if the file has been
+                # quiet a while, else possibly a torn write (`lm loss 2.1|49121`): shown, not parsed.
+                mtime = feed.state.mtime
+                quiet = mtime is None or time.time() - mtime >= TORN_LINE_QUIET_S
+                feed.finish(final=quiet)
+            if self._worker is not None:
+                self.store.take_records(self._worker.finish())
+        finally:
+            if self._worker is not None:
+                self._worker.close()
+                self._worker = None
         self.store.touch()
+
+    def _store_worker(self, streams: list[Feed]) -> StoreWorker | None:
+        """A second process for the store's records when the reading ahead is big enough to
+        keep both busy (`store/worker.py`): text logs only, read into an empty store for no
+        other sink (the catch-up's column blocks are the bulk of what crosses)."""
+        if streams or self._sinks or self._joins or self._backfill is not None or self.store.records_added:
+            return None
+        unread = 0
+        for feed in self.readers.values():
+            tail = feed.tail
+            if not isinstance(feed, SourceFeed) or tail is None:
+                return None
+            try:
+                unread += max(0, os.path.getsize(tail.path) - tail.offset)
+            except OSError:
+                continue  # (its reader says what became of it)
+        if unread < WORKER_MIN_BYTES or not StoreWorker.available():
+            return None
+        return StoreWorker(self.store.capacity)
 
     def finish_all(self, final: bool = False) -> None:
         """Stop reading every source. final=True only when the inputs really ended; after

@@ -14,7 +14,7 @@ import threading
 import time as _time
 from array import array
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -222,6 +222,9 @@ def _epoch(iso: str) -> float:
     return iso_to_epoch(iso)
 
 
+_NOT_RECORDS = frozenset({"lock", "version", "sources", "_derived", "_seen"})
+
+
 class Store:
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.lock = threading.RLock()
@@ -252,6 +255,7 @@ class Store:
         # for one metric of 256 ranks several times a second, not for a scan of every series.
         self._by_name: dict[tuple[str, str], dict[SeriesKey, Series]] = {}
         self._derived: dict[str, tuple[int, object]] = {}
+        self._seen: float | None = None  # (`add_many`)
 
     # ------------------------------------------------------------------ write
     def source(self, name: str) -> SourceState:
@@ -269,14 +273,19 @@ class Store:
             self.sources.pop(name, None)
             self.version += 1
 
-    def add_many(self, records: Iterable[Record | ColumnBlock]) -> None:
-        """Records, and the column blocks of the catch-up path (the same records, in columns)."""
+    def add_many(self, records: Iterable[Record | ColumnBlock], seen: float | None = None) -> None:
+        """Records, and the column blocks of the catch-up path (the same records, in columns).
+        seen: when the reader delivered them (monotonic clock), if not now (`store/worker.py`)."""
         with self.lock:
-            for record in records:
-                if type(record) is ColumnBlock:
-                    self.extend(record)
-                else:
-                    self._add(record)  # type: ignore[arg-type]
+            self._seen = seen
+            try:
+                for record in records:
+                    if type(record) is ColumnBlock:
+                        self.extend(record)
+                    else:
+                        self._add(record)  # type: ignore[arg-type]
+            finally:
+                self._seen = None
             self.version += 1
 
     def add_parts(self, parts: Iterable[Step]) -> None:
@@ -391,7 +400,7 @@ class Store:
         obs = self.observations.get(key)
         if obs is None:
             obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
-        obs.append(StepObservation(record.step, t, _time.monotonic()))
+        obs.append(StepObservation(record.step, t, _time.monotonic() if self._seen is None else self._seen))
 
     def _note_attempt(self, key: RankKey, attempt: int, first: int, last: int) -> None:
         self.key_attempt[key] = attempt
@@ -414,7 +423,7 @@ class Store:
         groups = block.ordered()
         columns = {id(g): g.columns() for g in groups}  # (converted in the parser's thread)
         by_key: dict[tuple[int | None, str], list] = {}
-        feeds: dict[int, list[tuple[ColumnGroup, array[float], list[float], array[float]]]] = {}
+        feeds: dict[int, list[tuple[ColumnGroup, array[float], Sequence[float], array[float]]]] = {}
         series_of: dict[int, Series] = {}
         timed: dict[int | None, dict[int, float]] = {}  # rank -> {row: log time} of record rows
         last_total: tuple[int, float] | None = None
@@ -458,8 +467,8 @@ class Store:
             by_key.setdefault((g.rank, kind), []).append(g)
         for sid, fed in feeds.items():
             if len(fed) == 1:
-                _g, xs, col, times = fed[0]
-                series_of[sid].extend(xs, array("d", col), times)
+                _g, xs, values, times = fed[0]
+                series_of[sid].extend(xs, array("d", values), times)
             else:  # (metric series only: a record row is a step)
                 series_of[sid].extend(*_by_row(fed))
         if last_total is not None:
@@ -490,7 +499,7 @@ class Store:
             obs = self.observations.get(key)
             if obs is None:
                 obs = self.observations[key] = deque(maxlen=CADENCE_WINDOW)
-            seen = _time.monotonic()
+            seen = _time.monotonic() if self._seen is None else self._seen
             at = timed.get(rank)
             if at is None:
                 obs.extend(StepObservation(step, math.nan, seen) for step in steps[-CADENCE_WINDOW:])
@@ -523,6 +532,21 @@ class Store:
                 state.lock = self.lock
             self._derived = {}
             self.version = max(self.version, staging.version) + 1
+
+    def records(self) -> dict[str, object]:
+        """What the records made of this store (not its lock, version, source states or caches):
+        for `take_records` of a store in another process (`store/worker.py`)."""
+        with self.lock:
+            return {name: value for name, value in vars(self).items() if name not in _NOT_RECORDS}
+
+    def take_records(self, records: dict[str, object]) -> None:
+        """Every record of another store (its `records`) in place of this store's own, the
+        source states kept: the records were built elsewhere while this store's pipeline read."""
+        with self.lock:
+            for name, value in records.items():
+                setattr(self, name, value)
+            self._derived = {}
+            self.version += 1
 
     # ------------------------------------------------------------------- read
     def derived(self, name: str, compute: Callable[[], T]) -> T:
@@ -573,7 +597,7 @@ class Store:
 
 
 def _by_row(
-    fed: list[tuple[ColumnGroup, array[float], list[float], array[float]]],
+    fed: list[tuple[ColumnGroup, array[float], Sequence[float], array[float]]],
 ) -> tuple[array[float], array[float], array[float]]:
     """The points of step groups feeding one series, in the order of their block rows (each
     group's rows are in order: a sort of a few sorted runs, then one C-level pick per column)."""

@@ -1,0 +1,112 @@
+"""The store's records built in a second process while the first reads (`summary` of a big log).
+
+A catch-up of a big file is CPU-bound in one interpreter: reading, scanning and converting its
+lines is about three quarters of the work, appending to the series (and compacting them) the
+rest. On a machine with two cores the reading process sends each batch down a pipe, in order, to
+a process that keeps a `Store`, and takes its records back at the end (`Store.take_records`):
+every record in order, the store the one a single process builds (`tests/store/test_worker.py`).
+A column block crosses as arrays of doubles (`ColumnBlock.__getstate__`); each batch carries
+the time the reader delivered it, so steps read before the end of the file are not taken for
+steps that arrived live (`Store.add_many`'s `seen`).
+
+Only with `fork` (the child starts with every module loaded, in milliseconds) and while no other
+thread runs (a fork copies one thread and whatever locks the others held); else the pipeline
+keeps its store in process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterable
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
+
+from trainwatch.store.store import Store
+
+if TYPE_CHECKING:
+    from trainwatch.columns import ColumnBlock
+    from trainwatch.records import Record
+
+
+class StoreWorkerError(RuntimeError):
+    """The store's process failed: its traceback, or how it ended."""
+
+
+class StoreWorker:
+    """A `Store` in a child process: `add_many` sends, `finish` returns its records."""
+
+    def __init__(self, capacity: int) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self._conn, child = ctx.Pipe()
+        # Output still buffered would be written again by the child when it exits.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._process = ctx.Process(
+            target=_serve, args=(child, self._conn, capacity), name="trainwatch-store", daemon=True
+        )
+        self._process.start()
+        child.close()
+
+    @staticmethod
+    def available() -> bool:
+        """Whether a worker can start here: `fork` exists and no other thread runs."""
+        return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+    def add_many(self, records: Iterable[Record | ColumnBlock]) -> None:
+        try:
+            self._conn.send((time.monotonic(), list(records)))
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise self._failed() from exc
+
+    def finish(self) -> dict[str, object]:
+        """The records the worker's store holds (`Store.records`); the worker ends."""
+        try:
+            self._conn.send(None)
+            ok, result = self._conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            raise self._failed() from exc
+        finally:
+            self.close()
+        if not ok:
+            raise StoreWorkerError(f"the store's process failed:\n{result}")
+        return result  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """End the worker (its records are lost if `finish` did not take them)."""
+        self._conn.close()
+        self._process.join(timeout=5)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+
+    def _failed(self) -> StoreWorkerError:
+        self._process.join(timeout=5)
+        return StoreWorkerError(f"the store's process ended unexpectedly (exit code {self._process.exitcode})")
+
+
+def _serve(conn: Connection, parent_end: Connection, capacity: int) -> None:
+    """The child: batches into a store until told to finish, then its records (or the error)."""
+    parent_end.close()  # (the parent's end, inherited: closed, a dead parent is an end of input)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Ctrl-C is the reading process's to handle)
+    store = Store(capacity)
+    error: str | None = None
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return  # the reading process is gone
+        if message is None:
+            break
+        if error is None:
+            seen, batch = message
+            try:
+                store.add_many(batch, seen=seen)
+            except Exception:  # noqa: BLE001  (reported to the reading process, which raises it)
+                error = traceback.format_exc()
+    conn.send((False, error) if error is not None else (True, store.records()))
+    conn.close()
