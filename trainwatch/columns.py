@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, MutableSequence, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Protocol
 
@@ -54,6 +54,32 @@ class RowShape(Protocol):
     def columns(self, raw: Mapping[int, Sequence[str]]) -> list[list[float]]:
         """Per name, the floats of the texts of the needed groups."""
 
+    def portable(self) -> RowShape:
+        """The same columns, as another process can read them (no parser in it: the store's
+        process, `store/worker.py`)."""
+
+
+@dataclass(frozen=True)
+class PackedTexts:
+    """The texts of runs of rows, one string per needed group (a column block's texts bound for
+    the store's process, `store/worker.py`): joined while the slice's strings are in the CPU's
+    cache, and a few strings cross to the other process, not a million. A number's text holds
+    no newline."""
+
+    count: int
+    joined: Mapping[int, str]
+
+    @classmethod
+    def of(cls, texts: Sequence[Mapping[int, Sequence[str]]], needed: tuple[int, ...]) -> PackedTexts:
+        count = sum(len(t[needed[0]]) for t in texts) if needed else 0
+        return cls(count, {g: "\n".join(chain.from_iterable(t[g] for t in texts)) for g in needed})
+
+    def unpack(self) -> dict[int, list[str]]:
+        texts = {g: text.split("\n") if self.count else [] for g, text in self.joined.items()}
+        if any(len(t) != self.count for t in texts.values()):
+            raise ValueError("a column's texts held a newline: they cannot be packed")
+        return texts
+
 
 @dataclass(eq=False)
 class ColumnGroup:
@@ -68,7 +94,7 @@ class ColumnGroup:
     rows: list[tuple[str, ...]] = field(default_factory=list)  # rows added one by one, not yet converted
     rows_at: list[int] = field(default_factory=list)  # block row numbers (step rows only)
     times: list[str | None] | None = None  # log times of record rows (`RecordShape`); template rows have none
-    _texts: list[Mapping[int, Sequence[str]]] = field(default_factory=list)  # runs not yet converted
+    _texts: list[Mapping[int, Sequence[str]] | PackedTexts] = field(default_factory=list)  # runs not yet converted
     _values: list[MutableSequence[float]] = field(default_factory=list)
 
     def add_texts(self, raw: Mapping[int, Sequence[str]]) -> None:
@@ -79,14 +105,27 @@ class ColumnGroup:
             self._rows_to_texts()
         self._texts.append(raw)
 
+    def pack(self) -> None:
+        """The texts kept since the last `pack` become one `PackedTexts` (converted later, by the
+        store's process: `convert` unpacks them)."""
+        if self.rows:
+            self._rows_to_texts()
+        k = len(self._texts)
+        while k and not isinstance(self._texts[k - 1], PackedTexts):
+            k -= 1
+        loose = self._texts[k:]
+        if loose:
+            self._texts[k:] = [PackedTexts.of(loose, self.template.needed)]  # type: ignore[arg-type]
+
     def convert(self) -> None:
         """The texts kept so far become floats, in row order."""
         if self.rows:
             self._rows_to_texts()
-        texts = self._texts
-        if not texts:
+        kept = self._texts
+        if not kept:
             return
         self._texts = []
+        texts = [t.unpack() if isinstance(t, PackedTexts) else t for t in kept]
         if len(texts) > 1:
             texts = [{g: list(chain.from_iterable(t[g] for t in texts)) for g in self.template.needed}]
         self._extend(self.template.columns(texts[0]))
@@ -113,6 +152,17 @@ class ColumnGroup:
     def __len__(self) -> int:
         return len(self.steps)
 
+    # A group crosses to the store's process (`store/worker.py`) as what the store reads of it:
+    # its shape portable, converted columns as arrays of doubles (bytes, not one float at a time),
+    # texts not yet converted packed. The copy is for the store only: no row can be added to it.
+    def __getstate__(self) -> dict[str, object]:
+        self.pack()
+        state = dict(vars(self))
+        state["template"] = self.template.portable()
+        if not isinstance(self.template, RecordShape):  # (a record's values stay as given: an int an int)
+            state["_values"] = [array("d", col) for col in self._values]
+        return state
+
 
 @dataclass(frozen=True, eq=False)
 class RecordShape:
@@ -124,6 +174,9 @@ class RecordShape:
 
     def columns(self, raw: Mapping[int, Sequence[str]]) -> list[list[float]]:
         raise TypeError("a record row has its values already")
+
+    def portable(self) -> RecordShape:
+        return self
 
 
 class ColumnBlock:
@@ -201,6 +254,11 @@ class ColumnBlock:
         for g in self.groups.values():
             g.convert()
 
+    def pack(self) -> None:
+        """Every group's kept texts packed (`ColumnGroup.pack`)."""
+        for g in self.groups.values():
+            g.pack()
+
     def owner_of(self, rank: int | None, kind: str, name: str) -> RowShape | None:
         """The template feeding that series in this block, if any."""
         return self._series_of.get((rank, kind, name))
@@ -208,26 +266,10 @@ class ColumnBlock:
     def ordered(self) -> list[ColumnGroup]:
         return sorted(self.groups.values(), key=lambda g: g.first)
 
-    # A block crosses to another process (`store/worker.py`) as what the store reads of it: its
-    # groups converted, each shape as its kind and names (a parser's template holds the parser),
-    # a template's columns as arrays of doubles (their floats cross as bytes, not one by one).
-    # The copy is for the store only: no row can be added to it.
+    # A block crosses to the store's process (`store/worker.py`) as what the store reads of it
+    # (`ColumnGroup.__getstate__`): no row can be added to the copy.
     def __getstate__(self) -> tuple[object, ...]:
-        self.convert()
-        shapes: dict[int, RecordShape] = {}
-        groups = []
-        for g in self.groups.values():
-            values = g.columns()
-            if isinstance(g.template, RecordShape):
-                shape = g.template  # (a record's values stay as given: an int stays an int)
-            else:
-                known = shapes.get(id(g.template))  # (one per template: its groups share it)
-                if known is None:
-                    known = shapes[id(g.template)] = RecordShape(tuple(g.template.names), g.template.kind)
-                shape = known
-                values = [array("d", col) for col in values]
-            groups.append(replace(g, template=shape, rows=[], _texts=[], _values=values))
-        return (self.source, self.attempt, self.rows, self.step_order, groups)
+        return (self.source, self.attempt, self.rows, self.step_order, list(self.groups.values()))
 
     def __setstate__(self, state: tuple[object, ...]) -> None:
         self.source, self.attempt, self.rows, self.step_order, groups = state  # type: ignore[assignment]

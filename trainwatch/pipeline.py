@@ -551,6 +551,8 @@ class Pipeline:
                 continue  # (its reader says what became of it)
         if unread < WORKER_MIN_BYTES or not StoreWorker.available():
             return None
+        for feed in self.readers.values():
+            feed.parser.texts_to_store()  # type: ignore[union-attr]  # (text logs only: above)
         return StoreWorker(self.store.capacity)
 
     def finish_all(self, final: bool = False) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
@@ -130,6 +130,7 @@ class BulkTemplate:
     needed: tuple[int, ...] = ()  # the groups whose text the store converts (values, then extras)
     # (group, name, its conversion: `float`, or printed milliseconds -> seconds), for `metrics`
     converted: tuple[tuple[int, str, Callable[[str], float]], ...] = ()
+    shape: BulkColumns = field(init=False)  # its columns (`columns`, `portable`)
 
     def __post_init__(self) -> None:
         merged: list[Part] = []
@@ -144,6 +145,7 @@ class BulkTemplate:
         self.names = tuple(name for _g, name, _ms in self.values) + tuple(name for name, _g in self.extras)
         self.needed = tuple(g for g, _name, _ms in self.values) + tuple(g for _name, g in self.extras)
         self.converted = tuple((g, name, seconds_of_ms if in_ms else float) for g, name, in_ms in self.values)
+        self.shape = BulkColumns(self.kind, self.names, self.needed, self.values, self.extras)
 
     @property
     def probe(self) -> int:
@@ -188,6 +190,24 @@ class BulkTemplate:
         return found
 
     def columns(self, raw: Mapping[int, Sequence[str]]) -> list[list[float]]:
+        return self.shape.columns(raw)
+
+    def portable(self) -> BulkColumns:
+        return self.shape
+
+
+@dataclass(frozen=True)
+class BulkColumns:
+    """A template's columns (`columns.RowShape`) without the template, which holds its parser:
+    what a column block's texts cross to the store's process with (`store/worker.py`)."""
+
+    kind: str
+    names: tuple[str, ...]
+    needed: tuple[int, ...]
+    values: tuple[tuple[int, str, bool], ...]
+    extras: tuple[tuple[str, int], ...]
+
+    def columns(self, raw: Mapping[int, Sequence[str]]) -> list[list[float]]:
         """Per name (values, then extras), the floats of the texts of its group: C-level conversions."""
         out: list[list[float]] = []
         for g, _name, in_ms in self.values:
@@ -195,6 +215,9 @@ class BulkTemplate:
         for _name, g in self.extras:
             out.append(list(map(float, map(int, raw[g]))))
         return out
+
+    def portable(self) -> BulkColumns:
+        return self
 
 
 # Printed milliseconds -> seconds, looked up in the cache the per-line parsers share

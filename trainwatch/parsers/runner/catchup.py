@@ -97,6 +97,9 @@ class CatchUp:
         self._catch_all = 0
         self._counts: Counter[str] = Counter()
         self._block: ColumnBlock | None = None
+        # The blocks' texts are converted by the store (`SourceParser.texts_to_store`): packed
+        # after each slice (`ColumnGroup.pack`), not converted.
+        self.keep_texts = False
         self._held: _Held | None = None
         # Lines the per-line path understands now may teach a shape (`learn`).
         self.learning = False
@@ -228,7 +231,10 @@ class CatchUp:
             self._settle(self._counts)
             self._counts.clear()
         if self._block is not None:
-            self._block.convert()
+            if self.keep_texts:
+                self._block.pack()
+            else:
+                self._block.convert()
         return no
 
     def _scan(self, scanner: re.Pattern[str], text: str, pos: int, end: int, no: int) -> int:
@@ -513,7 +519,10 @@ class CatchUp:
         block = self._block
         if block is not None:
             self._block = None
-            block.convert()  # (in the parser's thread)
+            if self.keep_texts:
+                block.pack()
+            else:
+                block.convert()  # (in the parser's thread)
             if block.rows:
                 self._sink(block)  # type: ignore[arg-type]
 
