@@ -278,7 +278,9 @@ class ColumnBlock:
         self._records = {}
 
 
-def merged_latest(groups: Sequence[ColumnGroup], columns: dict[int, list[MutableSequence[float]]]) -> list[tuple[str, float]]:
+def merged_latest(
+    groups: Sequence[ColumnGroup], columns: dict[int, list[MutableSequence[float]]]
+) -> list[tuple[str, float]]:
     """(name, value) updates in the order and with the last values sequential updates give."""
     out: dict[str, tuple[int, float]] = {}
     for g in groups:  # by first row: new keys appear in that order

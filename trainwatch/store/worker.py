@@ -106,7 +106,7 @@ def _serve(conn: Connection, parent_end: Connection, capacity: int) -> None:
             seen, batch = message
             try:
                 store.add_many(batch, seen=seen)
-            except Exception:  # noqa: BLE001  (reported to the reading process, which raises it)
+            except Exception:  # (reported to the reading process, which raises it)
                 error = traceback.format_exc()
     conn.send((False, error) if error is not None else (True, store.records()))
     conn.close()
