@@ -17,6 +17,7 @@ keeps its store in process.
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import signal
 import sys
 import threading
@@ -67,7 +68,7 @@ class StoreWorker:
         """The records the worker's store holds (`Store.records`); the worker ends."""
         try:
             self._conn.send(None)
-            ok, result = self._conn.recv()
+            ok, result = pickle.load(_Pieces(self._conn))
         except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
             raise self._failed() from exc
         finally:
@@ -108,5 +109,45 @@ def _serve(conn: Connection, parent_end: Connection, capacity: int) -> None:
                 store.add_many(batch, seen=seen)
             except Exception:  # (reported to the reading process, which raises it)
                 error = traceback.format_exc()
-    conn.send((False, error) if error is not None else (True, store.records()))
+    out = _Pieces(conn)
+    pickle.dump((False, error) if error is not None else (True, store.records()), out, pickle.HIGHEST_PROTOCOL)
+    out.flush()
     conn.close()
+
+
+class _Pieces:
+    """A pickle's bytes through a connection in pieces (file-like both ways): the store's records
+    (tens of MB of series) cross without a whole copy of them in either process at the end."""
+
+    SIZE = 1 << 20
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._out = bytearray()
+        self._in = memoryview(b"")
+
+    def write(self, data: bytes) -> int:
+        self._out += data
+        if len(self._out) >= self.SIZE:
+            self.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        self._conn.send_bytes(self._out)
+        self._out = bytearray()
+
+    def read(self, n: int) -> bytes:
+        out = bytearray()
+        while len(out) < n:
+            if not self._in:
+                self._in = memoryview(self._conn.recv_bytes())
+            take = self._in[: n - len(out)]
+            out += take
+            self._in = self._in[len(take) :]
+        return bytes(out)
+
+    def readline(self) -> bytes:
+        out = bytearray()
+        while not out.endswith(b"\n"):
+            out += self.read(1)
+        return bytes(out)
