@@ -34,7 +34,9 @@ LOGS = real_logs("*.log") + CORPUS_LOGS
 
 @pytest.fixture
 def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[StoreWorker]:
-    """Every `StoreWorker` started from now on."""
+    """Every `StoreWorker` started from now on. (Other tests may leave idle threads in this
+    process, which would keep the store in process: the worker's child touches none of theirs.)"""
+    monkeypatch.setattr(worker_module.threading, "active_count", lambda: 1)
     started: list[StoreWorker] = []
     original = StoreWorker.__init__
 

@@ -9,9 +9,9 @@ A column block crosses as arrays of doubles (`ColumnBlock.__getstate__`); each b
 the time the reader delivered it, so steps read before the end of the file are not taken for
 steps that arrived live (`Store.add_many`'s `seen`).
 
-Only with `fork` (the child starts with every module loaded, in milliseconds) and while no other
-thread runs (a fork copies one thread and whatever locks the others held); else the pipeline
-keeps its store in process.
+Only on Linux, with `fork` (the child starts with every module loaded, in milliseconds), and while
+no other thread runs (a fork copies one thread and whatever locks the others held: the dashboard's
+reads never fork); else the pipeline keeps its store in process.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ class StoreWorker:
 
     @staticmethod
     def available() -> bool:
-        """Whether a worker can start here: `fork` exists and no other thread runs."""
-        return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+        """Whether a worker can start here: Linux (macOS's system libraries are not safe across a
+        fork: Python's own default there is `spawn`), and no other thread runs."""
+        return sys.platform.startswith("linux") and threading.active_count() == 1
 
     def add_many(self, records: Iterable[Record | ColumnBlock]) -> None:
         try:
