@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 
+from trainwatch.columns import ColumnBlock
 from trainwatch.feeds import Backfill, BatchSink, Feed, RecordFeed, RunJoins, SourceFeed
 from trainwatch.lines.sanitize import printable
 from trainwatch.records import Record
@@ -40,8 +41,8 @@ from trainwatch.store.store import Store
 from trainwatch.store.worker import StoreWorker
 
 TORN_LINE_QUIET_S = 2.0
-# Bytes still to read from which `read_to_end` builds the store's records in a second process:
-# below, the read takes well under a second and a fork (tens of ms with the pipe) is not worth it.
+# Bytes still to read from which `read_to_end` builds the store's records in a second process
+# (`Pipeline._start_worker`): below, the read takes well under a second, not worth a fork.
 WORKER_MIN_BYTES = 16 * 1024 * 1024
 REDISCOVER_EVERY_S = 2.0
 # ...when inotify watches every directory and glob PATH: it reports a new file at once
@@ -86,6 +87,7 @@ class Pipeline:
         self._backfill: Backfill | None = None
         self.store = store if store is not None else Store()
         self._worker: StoreWorker | None = None  # the store's records built in another process (`read_to_end`)
+        self._may_fork = False  # (`read_to_end`: a worker may start at the first column block)
         self._sinks: list[BatchSink] = [sink] if sink is not None else []
         self.force_poll = force_poll
         self.schedule = Schedule(poll_interval if poll_interval and poll_interval > 0 else POLL_INTERVAL_S)
@@ -172,6 +174,8 @@ class Pipeline:
         self._sinks.append(sink)
 
     def _sink(self, batch: list[Record]) -> None:
+        if self._may_fork and _worth_a_worker(batch):
+            self._start_worker()
         (self.store if self._worker is None else self._worker).add_many(batch)
         for sink in self._sinks:
             sink(batch)
@@ -513,7 +517,7 @@ class Pipeline:
             if not any([feed.pump(live=False) for feed in streams]):
                 self._wake.wait(0.05)
                 self._wake.clear()
-        self._worker = self._store_worker(streams)
+        self._may_fork = self._worker_allowed(streams)
         try:
             # Record files first: a text log's step-less dicts then find their step (`RunJoin`).
             for feed in sorted(self.readers.values(), key=lambda f: not isinstance(f, RecordFeed)):
@@ -529,31 +533,42 @@ class Pipeline:
             if self._worker is not None:
                 self.store.take_records(self._worker.finish())
         finally:
+            self._may_fork = False
             if self._worker is not None:
                 self._worker.close()
                 self._worker = None
         self.store.touch()
 
-    def _store_worker(self, streams: list[Feed]) -> StoreWorker | None:
-        """A second process for the store's records when the reading ahead is big enough to
-        keep both busy (`store/worker.py`): text logs only, read into an empty store for no
-        other sink (the catch-up's column blocks are the bulk of what crosses)."""
-        if streams or self._sinks or self._joins or self._backfill is not None or self.store.records_added:
-            return None
+    def _worker_allowed(self, streams: list[Feed]) -> bool:
+        """Whether this read to the end may move the store's records to a second process
+        (`store/worker.py`): text log files only, for no other sink."""
+        if streams or self._sinks or self._joins or self._backfill is not None:
+            return False
+        return all(isinstance(feed, SourceFeed) and feed.tail is not None for feed in self.readers.values())
+
+    def _start_worker(self) -> None:
+        """At the first column block of a read to the end: a second process for the store's
+        records, if what is left to read keeps both busy. The bulk shapes are where it pays
+        (their records cross as a few arrays and strings a block); a log read line by line
+        would cost more to send record by record than it saves. The child starts with this
+        store as it is (a fork), the records so far in it, and gives them all back at the end."""
+        self._may_fork = False
         unread = 0
         for feed in self.readers.values():
             tail = feed.tail
-            if not isinstance(feed, SourceFeed) or tail is None:
-                return None
+            assert tail is not None  # (`_worker_allowed`)
             try:
-                unread += max(0, os.path.getsize(tail.path) - tail.offset)
+                unread += max(0, os.path.getsize(tail.path) - max(tail.offset, tail.start))
             except OSError:
                 continue  # (its reader says what became of it)
         if unread < WORKER_MIN_BYTES or not StoreWorker.available():
-            return None
+            return
+        try:
+            self._worker = StoreWorker(self.store)
+        except OSError:
+            return  # (no fork: a process limit, no memory) the store stays in this process
         for feed in self.readers.values():
             feed.parser.texts_to_store()  # type: ignore[union-attr]  # (text logs only: above)
-        return StoreWorker(self.store.capacity)
 
     def finish_all(self, final: bool = False) -> None:
         """Stop reading every source. final=True only when the inputs really ended; after
@@ -660,3 +675,8 @@ class Pipeline:
             feed.close()
         if self._backfill is not None:
             self._backfill.close()
+
+
+def _worth_a_worker(batch: list[Record]) -> bool:
+    """A batch that holds a column block (`Pipeline._start_worker`)."""
+    return any(type(record) is ColumnBlock for record in batch)

@@ -5,6 +5,7 @@ or a process left behind."""
 from __future__ import annotations
 
 import multiprocessing
+import random
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,18 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "perf"))
 from _perf_corpus import real_logs
 from conftest import seed
-from test_bulk_catchup import CORPUS_LOGS, _run
+from test_bulk_catchup import (
+    CORPUS_LOGS,
+    DS_LINE,
+    ITER_LINE,
+    STEP_LINE,
+    THROUGHPUT_LINE,
+    TIMERS_LINE,
+    _big_log,
+    _blocks_of,
+    _run,
+    mutated_hot_lines,
+)
 
 from trainwatch import pipeline as pipeline_module
 from trainwatch.columns import ColumnGroup, PackedTexts, RecordShape
@@ -40,8 +52,8 @@ def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[StoreWorker]:
     started: list[StoreWorker] = []
     original = StoreWorker.__init__
 
-    def spy(self: StoreWorker, capacity: int) -> None:
-        original(self, capacity)
+    def spy(self: StoreWorker, store: Store) -> None:
+        original(self, store)
         started.append(self)
 
     monkeypatch.setattr(StoreWorker, "__init__", spy)
@@ -49,12 +61,15 @@ def workers_started(monkeypatch: pytest.MonkeyPatch) -> list[StoreWorker]:
 
 
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch, started: list[StoreWorker]) -> tuple[Any, Any]:
+    """The pipeline's read alone, then with a worker from its first column block on."""
     monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 1 << 60)
+    blocks = _blocks_of(monkeypatch)
     alone = _run([str(path)], True, monkeypatch)
     assert not started
     monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 0)
     with_worker = _run([str(path)], True, monkeypatch)
-    assert len(started) == 1, "the store's process was not used"
+    # A worker starts at the first column block: a log read line by line keeps its store.
+    assert len(started) == (1 if blocks else 0), "the store's process was not used as it should"
     return alone, with_worker
 
 
@@ -80,6 +95,56 @@ def test_the_same_with_every_read_in_bulk_and_small_slices(
     assert with_worker == alone
 
 
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name[:60])
+def test_the_same_with_the_worker_from_the_first_batch_of_records(
+    path: Path, monkeypatch: pytest.MonkeyPatch, workers_started: list[StoreWorker]
+) -> None:
+    """Every kind of record crosses (steps, phases, events, profiles, record rows), not only blocks."""
+    monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 1 << 60)
+    alone = _run([str(path)], True, monkeypatch)
+    monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 0)
+    monkeypatch.setattr(pipeline_module, "_worth_a_worker", bool)
+    assert _run([str(path)], True, monkeypatch) == alone
+    assert len(workers_started) == (1 if alone[1]["records_added"] else 0)  # (a log with no record: no batch)
+
+
+@pytest.mark.slow  # a big generated log
+def test_the_same_on_a_big_log_with_a_restart_nan_and_a_second_rank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers_started: list[StoreWorker]
+) -> None:
+    """Many blocks of many packed slices, and the unusual lines between them read line by line."""
+    path = _big_log(
+        tmp_path,
+        [
+            (0.2, ITER_LINE.replace("1.098990E+01", "1E+999")),
+            (0.3, ITER_LINE.replace(" 5/", " 7/")),
+            (0.4, DS_LINE.replace("rank=0", "rank=1")),
+            (0.6, " iteration        5/ 1000000 | lm loss nan |"),
+            (0.7, "Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: boom"),
+        ],
+    )
+    monkeypatch.setattr(catchup, "BULK_SLICE", 16 * 1024)
+    alone, with_worker = _both(path, monkeypatch, workers_started)
+    assert with_worker == alone
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_the_same_on_mutated_hot_lines(
+    trial: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers_started: list[StoreWorker]
+) -> None:
+    """Shuffled, repeated and mutated real lines: rows taken in bulk, packed in small slices, and
+    lines read one by one between them, converted in the worker in the order they came."""
+    monkeypatch.setattr(reader_module, "BULK_MIN_BYTES", 1)
+    monkeypatch.setattr(reader_module, "CATCHUP_BYTES", 1)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 512)
+    rng = random.Random(trial)
+    texts = mutated_hot_lines(rng, [DS_LINE] * 5 + [ITER_LINE, TIMERS_LINE, STEP_LINE, THROUGHPUT_LINE])
+    path = tmp_path / "out.log"
+    path.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    alone, with_worker = _both(path, monkeypatch, workers_started)
+    assert with_worker == alone
+
+
 def test_steps_read_before_the_end_are_not_taken_for_steps_that_arrived_live(
     monkeypatch: pytest.MonkeyPatch, workers_started: list[StoreWorker]
 ) -> None:
@@ -94,30 +159,60 @@ def test_steps_read_before_the_end_are_not_taken_for_steps_that_arrived_live(
     store = pipeline.store
     (state,) = store.sources.values()
     assert state.caught_up_monotonic is not None
+    # (the worker started at the first column block: the observations since are its)
     seen = [o.seen for obs in store.observations.values() for o in obs]
     assert seen and max(seen) <= state.caught_up_monotonic
 
 
 def test_a_failure_in_the_workers_store_is_raised_with_its_traceback() -> None:
-    worker = StoreWorker(64)
+    worker = StoreWorker(Store(64))
     worker.add_many([object()])  # type: ignore[list-item]  # (not a record: the store fails on it)
-    worker.add_many([])  # (the worker still reads what comes after the failure: no blocked writer)
     with pytest.raises(StoreWorkerError) as failed:
         worker.finish()
-    assert str(failed.value).startswith("the store's process failed:\nTraceback")
-    assert "AttributeError" in str(failed.value)
+    assert str(failed.value).startswith("the store's process failed: AttributeError")
+    assert failed.value.details.startswith("Traceback") and "AttributeError" in failed.value.details
     assert not multiprocessing.active_children()
 
 
-def test_a_record_batch_reaches_the_store_in_order() -> None:
-    worker = StoreWorker(64)
-    worker.add_many([Step("a", 0, 1, None, 1, {"loss": 2.0})])
-    worker.add_many([Step("a", 0, 2, None, 2, {"loss": 1.5})])
+def test_the_reader_stops_at_its_next_batch_after_the_worker_failed() -> None:
+    """Not after reading the rest of a big file: the error is said as soon as it happened."""
+    worker = StoreWorker(Store(64))
+    worker.add_many([object()])  # type: ignore[list-item]
+    deadline = time.monotonic() + 10
+    with pytest.raises(StoreWorkerError, match="AttributeError"):
+        while time.monotonic() < deadline:
+            worker.add_many([])
+            time.sleep(0.01)
+    worker.close()
+    assert not multiprocessing.active_children()
+
+
+def test_a_record_batch_reaches_the_store_in_order_after_what_it_held() -> None:
     store = Store(64)
+    store.add_many([Step("a", 0, 1, None, 1, {"loss": 2.0})])  # (before the fork: the child has it)
+    worker = StoreWorker(store)
+    worker.add_many([Step("a", 0, 2, None, 2, {"loss": 1.5})])
+    worker.add_many([Step("a", 0, 3, None, 3, {"loss": 1.25})])
+    assert store.records_added == 1  # (this process's store does not see them)
     store.take_records(worker.finish())
     (series,) = store.series.values()
-    assert (list(series.steps), list(series.values)) == ([1.0, 2.0], [2.0, 1.5])
-    assert store.latest_step and not store.sources  # (the source states are the reader's own)
+    assert (list(series.steps), list(series.values)) == ([1.0, 2.0, 3.0], [2.0, 1.5, 1.25])
+    assert store.records_added == 3 and store.latest_step
+
+
+def test_a_refused_fork_keeps_the_store_in_process(
+    monkeypatch: pytest.MonkeyPatch, workers_started: list[StoreWorker]
+) -> None:
+    path = seed("004")
+    monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 1 << 60)
+    alone = _run([str(path)], True, monkeypatch)
+    monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 0)
+
+    def refused(self: StoreWorker, store: Store) -> None:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(pipeline_module.StoreWorker, "__init__", refused)
+    assert _run([str(path)], True, monkeypatch) == alone
 
 
 def test_an_interrupted_read_leaves_no_process_behind(
@@ -126,9 +221,13 @@ def test_an_interrupted_read_leaves_no_process_behind(
     monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 0)
     pipeline = Pipeline([str(seed("004"))])
     (feed,) = pipeline.readers.values()
+    pump = feed.pump
 
-    def interrupted(*_args: Any, **_kwargs: Any) -> bool:
-        raise KeyboardInterrupt
+    def interrupted(*args: Any, **kwargs: Any) -> bool:
+        more = pump(*args, **kwargs)
+        if workers_started:  # (Ctrl-C once the worker runs)
+            raise KeyboardInterrupt
+        return more
 
     monkeypatch.setattr(feed, "pump", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -143,7 +242,8 @@ def test_the_worker_ends_when_the_reading_process_dies(tmp_path: Path) -> None:
         """
         import os, sys
         from trainwatch.store.worker import StoreWorker
-        worker = StoreWorker(64)
+        from trainwatch.store.store import Store
+        worker = StoreWorker(Store(64))
         print(worker._process.pid, flush=True)
         os._exit(0)
         """

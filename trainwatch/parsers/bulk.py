@@ -196,10 +196,11 @@ class BulkTemplate:
         return self.shape
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BulkColumns:
     """A template's columns (`columns.RowShape`) without the template, which holds its parser:
-    what a column block's texts cross to the store's process with (`store/worker.py`)."""
+    what a column block's texts cross to the store's process with (`store/worker.py`). Compared
+    by identity, as its template is (a block's groups are keyed by rank and shape)."""
 
     kind: str
     names: tuple[str, ...]

@@ -35,22 +35,25 @@ if TYPE_CHECKING:
 
 
 class StoreWorkerError(RuntimeError):
-    """The store's process failed: its traceback, or how it ended."""
+    """The store's process failed: the error it met (its traceback in `details`), or how it ended."""
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class StoreWorker:
-    """A `Store` in a child process: `add_many` sends, `finish` returns its records."""
+    """`store` kept in a child process from now on: `add_many` sends, `finish` returns its records
+    (the child starts with `store` as it is: a fork)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, store: Store) -> None:
         ctx = multiprocessing.get_context("fork")
         self._conn, child = ctx.Pipe()
         # Output still buffered would be written again by the child when it exits.
         sys.stdout.flush()
         sys.stderr.flush()
-        self._process = ctx.Process(
-            target=_serve, args=(child, self._conn, capacity), name="trainwatch-store", daemon=True
-        )
-        self._process.start()
+        self._process = ctx.Process(target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True)
+        self._process.start()  # (OSError if the system refuses a fork)
         child.close()
 
     @staticmethod
@@ -61,8 +64,10 @@ class StoreWorker:
 
     def add_many(self, records: Iterable[Record | ColumnBlock]) -> None:
         try:
+            if self._conn.poll():  # (the worker says something before the end only if it failed)
+                raise self._outcome_error()
             self._conn.send((time.monotonic(), list(records)))
-        except (BrokenPipeError, ConnectionResetError) as exc:
+        except (EOFError, OSError) as exc:
             raise self._failed() from exc
 
     def finish(self) -> dict[str, object]:
@@ -70,12 +75,12 @@ class StoreWorker:
         try:
             self._conn.send(None)
             ok, result = pickle.load(_Pieces(self._conn))
-        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
             raise self._failed() from exc
         finally:
             self.close()
         if not ok:
-            raise StoreWorkerError(f"the store's process failed:\n{result}")
+            raise _error_of(result)
         return result  # type: ignore[no-any-return]
 
     def close(self) -> None:
@@ -86,34 +91,53 @@ class StoreWorker:
             self._process.kill()
             self._process.join()
 
+    def _outcome_error(self) -> StoreWorkerError:
+        _ok, error = pickle.load(_Pieces(self._conn))
+        return _error_of(error)
+
     def _failed(self) -> StoreWorkerError:
         self._process.join(timeout=5)
         return StoreWorkerError(f"the store's process ended unexpectedly (exit code {self._process.exitcode})")
 
 
-def _serve(conn: Connection, parent_end: Connection, capacity: int) -> None:
-    """The child: batches into a store until told to finish, then its records (or the error)."""
+def _error_of(details: str) -> StoreWorkerError:
+    last = details.strip().splitlines()[-1] if details.strip() else "no detail"
+    return StoreWorkerError(f"the store's process failed: {last}", details)
+
+
+def _serve(conn: Connection, parent_end: Connection, store: Store) -> None:
+    """The child: batches into the store until told to finish, then its records; an error is
+    sent at once (the reader stops at its next batch), and what still comes is read and
+    dropped, so the reader never blocks on a full pipe. Never a traceback on the terminal: the
+    reading process says what happened (Ctrl-C cuts the pipe mid-message: nothing to say)."""
     parent_end.close()  # (the parent's end, inherited: closed, a dead parent is an end of input)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Ctrl-C is the reading process's to handle)
-    store = Store(capacity)
-    error: str | None = None
-    while True:
-        try:
+    try:
+        failed = False
+        while True:
             message = conn.recv()
-        except EOFError:
-            return  # the reading process is gone
-        if message is None:
-            break
-        if error is None:
+            if message is None:
+                break
+            if failed:
+                continue
             seen, batch = message
             try:
                 store.add_many(batch, seen=seen)
-            except Exception:  # (reported to the reading process, which raises it)
-                error = traceback.format_exc()
+            except Exception:  # (sent to the reading process, which raises it)
+                failed = True
+                _send(conn, (False, traceback.format_exc()))
+        if not failed:
+            _send(conn, (True, store.records()))
+    except (EOFError, OSError):
+        pass  # the reading process is gone or gave up (Ctrl-C): nobody to tell
+    finally:
+        conn.close()
+
+
+def _send(conn: Connection, outcome: tuple[bool, object]) -> None:
     out = _Pieces(conn)
-    pickle.dump((False, error) if error is not None else (True, store.records()), out, pickle.HIGHEST_PROTOCOL)
+    pickle.dump(outcome, out, pickle.HIGHEST_PROTOCOL)
     out.flush()
-    conn.close()
 
 
 class _Pieces:
@@ -134,8 +158,9 @@ class _Pieces:
         return len(data)
 
     def flush(self) -> None:
-        self._conn.send_bytes(self._out)
-        self._out = bytearray()
+        if self._out:
+            self._conn.send_bytes(self._out)
+            self._out = bytearray()
 
     def read(self, n: int) -> bytes:
         out = bytearray()
