@@ -120,7 +120,7 @@ def test_the_same_on_a_big_log_with_a_restart_nan_and_a_second_rank(
             (0.3, ITER_LINE.replace(" 5/", " 7/")),
             (0.4, DS_LINE.replace("rank=0", "rank=1")),
             (0.6, " iteration        5/ 1000000 | lm loss nan |"),
-            (0.7, "Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: boom"),
+            (0.7, 'Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: boom'),
         ],
     )
     monkeypatch.setattr(catchup, "BULK_SLICE", 16 * 1024)

@@ -52,7 +52,9 @@ class StoreWorker:
         # Output still buffered would be written again by the child when it exits.
         sys.stdout.flush()
         sys.stderr.flush()
-        self._process = ctx.Process(target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True)
+        self._process = ctx.Process(
+            target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True
+        )
         self._process.start()  # (OSError if the system refuses a fork)
         child.close()
 
