@@ -447,6 +447,8 @@ import json, sys, time
 from trainwatch.pipeline import Pipeline
 from trainwatch.ui.linereader import Needle, read_lines, scan
 from trainwatch.ui.widgets.rawlog import WINDOW
+import trainwatch.pipeline
+trainwatch.pipeline.WORKER_MIN_BYTES = 1 << 62  # (the dashboard reads in its follow thread: it never forks a worker)
 path, needle = sys.argv[1], sys.argv[2]
 pipeline = Pipeline([path])
 t = time.perf_counter(); pipeline.read_to_end(); ingest = time.perf_counter() - t
