@@ -5,9 +5,10 @@ lines is about three quarters of the work, appending to the series (and compacti
 rest. On a machine with two cores the reading process sends each batch down a pipe, in order, to
 a process that keeps a `Store`, and takes its records back at the end (`Store.take_records`):
 every record in order, the store the one a single process builds (`tests/store/test_worker.py`).
-A column block crosses as arrays of doubles (`ColumnBlock.__getstate__`); each batch carries
-the time the reader delivered it, so steps read before the end of the file are not taken for
-steps that arrived live (`Store.add_many`'s `seen`).
+The pipeline starts it at a read's first column block (`Pipeline._start_worker`), the store as it
+is then. A column block crosses as arrays of doubles and packed texts (`ColumnGroup.__getstate__`),
+converted here; each batch carries the time the reader delivered it, so steps read before the end
+of the file are not taken for steps that arrived live (`Store.add_many`'s `seen`).
 
 Only on Linux, with `fork` (the child starts with every module loaded, in milliseconds), and while
 no other thread runs (a fork copies one thread and whatever locks the others held: the dashboard's
@@ -55,8 +56,13 @@ class StoreWorker:
         self._process = ctx.Process(
             target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True
         )
-        self._process.start()  # (OSError if the system refuses a fork)
-        child.close()
+        try:
+            self._process.start()  # (OSError if the system refuses a fork)
+        except BaseException:
+            self._conn.close()
+            raise
+        finally:
+            child.close()
 
     @staticmethod
     def available() -> bool:
