@@ -6,8 +6,8 @@
 
 Figures (all measured in this run, on this machine):
 1. catch-up: `grep -c iteration` vs `trainwatch summary --json` on the seed-004 log repeated to
-   BENCH_MB megabytes (tests/bench/make_big_log.py); wall time, CPU time and the child's peak RSS
-   (wait4 rusage); then, on the same file, lnav indexing it headless and toolong's line-break scan
+   BENCH_MB megabytes (tests/bench/make_big_log.py); wall time, CPU time and peak RSS (of the child
+   and the store's process it forks, summed: references.timed); then, on the same file, lnav indexing it headless and toolong's line-break scan
    (tests/bench/references.py: installed on the way when possible, else skipped with a message).
 1b. other formats: a custom loop's progress lines and the HF Trainer's dicts (read line by line: no
    bulk shape), Megatron-LM's own log with no rank named (read in bulk), BENCH_FORMAT_MB (default
