@@ -21,6 +21,7 @@ from trainwatch.sources.records import RecordReader
 from trainwatch.sources.records.join import Joined, RunJoin
 from trainwatch.sources.tail import CHUNK, FileTail
 from trainwatch.store.store import SourceState, Store
+from trainwatch.store.worker import StoreWorker
 
 BatchSink = Callable[[list[Record]], None]
 
@@ -261,6 +262,10 @@ class Backfill:
         self.feeds: dict[str, Feed] = {}
         self.starts: dict[str, int] = {}  # source name -> its window's first byte (0: read whole)
         self.redrawn = 0.0
+        # The staging store's records kept in a spawned process from the history's first column
+        # block on, when much is left to read (`Pipeline._backfill_sink`); taken back at the end.
+        self.worker: StoreWorker | None = None
+        self.may_spawn = True
 
     def pump(self, limit: int) -> bool:
         """Read the next `limit` bytes of history; True while some source has not reached its end."""
@@ -281,6 +286,9 @@ class Backfill:
     def close(self) -> None:
         for feed in self.feeds.values():
             feed.close()
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
 
 
 class RunJoins:

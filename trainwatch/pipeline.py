@@ -449,10 +449,37 @@ class Pipeline:
 
     def _backfill_sink(self, batch: list[Record]) -> None:
         """The history's records: into the staging store, then (once adopted) into the store."""
-        if self._backfill is not None:
-            self._backfill.store.add_many(batch)
-        else:
+        backfill = self._backfill
+        if backfill is None:
             self._sink(batch)
+            return
+        if backfill.may_spawn and _worth_a_worker(batch):
+            self._spawn_backfill_worker(backfill)
+        (backfill.store if backfill.worker is None else backfill.worker).add_many(batch)
+
+    def _spawn_backfill_worker(self, backfill: Backfill) -> None:
+        """At the history's first column block, if much is left to read: the staging store's
+        records in a spawned process (`store/worker.py`; this process runs threads: no fork),
+        which appends to the series and compacts them off this process's GIL while the
+        dashboard draws. Taken back when the history is read (`_pump_backfill`)."""
+        backfill.may_spawn = False
+        unread = 0
+        for feed in backfill.feeds.values():
+            tail = feed.tail
+            if not isinstance(feed, SourceFeed) or tail is None:
+                return
+            try:
+                unread += max(0, os.path.getsize(tail.path) - max(tail.offset, tail.start))
+            except OSError:
+                continue
+        if unread < WORKER_MIN_BYTES:
+            return
+        try:
+            backfill.worker = StoreWorker(backfill.store, fork=False)
+        except Exception:
+            return  # (no process, or no way to start one here: the store stays in this process)
+        for feed in backfill.feeds.values():
+            feed.parser.texts_to_store()  # type: ignore[union-attr]  # (text logs only: above)
 
     def _pump_backfill(self, now: float) -> tuple[bool, bool]:
         """One round of history; the store adopts it once every source reached its end.
@@ -470,6 +497,11 @@ class Pipeline:
                 self.store.touch()
             return True, redraw
         self._backfill = None
+        if backfill.worker is not None:
+            backfill.store.take_records(backfill.worker.finish())
+            backfill.worker = None
+            for feed in backfill.feeds.values():
+                feed.parser.texts_to_store(False)  # type: ignore[union-attr]  # (they follow on, here)
         for name, feed in backfill.feeds.items():
             window = self.readers.get(name)
             if window is not None and window is not feed:

@@ -18,6 +18,7 @@ reads never fork); else the pipeline keeps its store in process.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
@@ -44,20 +45,24 @@ class StoreWorkerError(RuntimeError):
 
 
 class StoreWorker:
-    """`store` kept in a child process from now on: `add_many` sends, `finish` returns its records
-    (the child starts with `store` as it is: a fork)."""
+    """`store` kept in a child process from now on: `add_many` sends, `finish` returns its records.
 
-    def __init__(self, store: Store) -> None:
-        ctx = multiprocessing.get_context("fork")
+    Forked (`fork=True`), the child starts with `store` as it is. Spawned, for a process where
+    other threads run (the dashboard's backfill): a fresh interpreter that imports the store,
+    takes `store`'s records as the first message, and never writes to the terminal."""
+
+    def __init__(self, store: Store, fork: bool = True) -> None:
+        ctx = multiprocessing.get_context("fork") if fork else multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
-        # Output still buffered would be written again by the child when it exits.
+        # Output still buffered would be written again by a forked child when it exits.
         sys.stdout.flush()
         sys.stderr.flush()
-        self._process = ctx.Process(
-            target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True
-        )
+        args = (child, self._conn, store) if fork else (child, None, store.capacity)
+        self._process = ctx.Process(target=_serve, args=args, name="trainwatch-store", daemon=True)
         try:
-            self._process.start()  # (OSError if the system refuses a fork)
+            self._process.start()  # (OSError if the system refuses a process)
+            if not fork:
+                _send(self._conn, (True, store.records()))
         except BaseException:
             self._conn.close()
             raise
@@ -113,14 +118,23 @@ def _error_of(details: str) -> StoreWorkerError:
     return StoreWorkerError(f"the store's process failed: {last}", details)
 
 
-def _serve(conn: Connection, parent_end: Connection, store: Store) -> None:
+def _serve(conn: Connection, parent_end: Connection | None, store: Store | int) -> None:
     """The child: batches into the store until told to finish, then its records; an error is
     sent at once (the reader stops at its next batch), and what still comes is read and
     dropped, so the reader never blocks on a full pipe. Never a traceback on the terminal: the
     reading process says what happened (Ctrl-C cuts the pipe mid-message: nothing to say)."""
-    parent_end.close()  # (the parent's end, inherited: closed, a dead parent is an end of input)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Ctrl-C is the reading process's to handle)
+    if parent_end is not None:
+        parent_end.close()  # (the parent's end, inherited: closed, a dead parent is an end of input)
+    else:  # spawned: the terminal is the dashboard's; the store so far comes first
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
     try:
+        if isinstance(store, int):  # (spawned: a capacity, then the records so far)
+            store = Store(store)
+            _ok, records = pickle.load(_Pieces(conn))
+            store.take_records(records)
         failed = False
         while True:
             message = conn.recv()

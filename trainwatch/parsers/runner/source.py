@@ -126,10 +126,10 @@ class SourceParser:
         """Lines read live may take the learned shapes (`CatchUp.live`) where a chunk may."""
         return catchup.BULK and not self._probe.mode and self._path_host is None
 
-    def texts_to_store(self) -> None:
+    def texts_to_store(self, on: bool = True) -> None:
         """The column blocks go out with their texts: the store converts them (in its own
-        process while this one reads on, `store/worker.py`)."""
-        self._catchup.keep_texts = True
+        process while this one reads on, `store/worker.py`); off: converted here again."""
+        self._catchup.keep_texts = on
 
     def bulk_worth_trying(self) -> bool:
         """A small read is worth the bulk path (`CatchUp.worth_trying`)."""
