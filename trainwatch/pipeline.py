@@ -38,7 +38,7 @@ from trainwatch.sources.tail import CHUNK, HEAD_BYTES
 from trainwatch.sources.watch import DirWatcher
 from trainwatch.sources.window import WINDOW_BYTES, window_start
 from trainwatch.store.store import Store
-from trainwatch.store.worker import StoreWorker
+from trainwatch.store.worker import StoreWorker, StoreWorkerError
 
 TORN_LINE_QUIET_S = 2.0
 # Bytes still to read from which `read_to_end` builds the store's records in a second process
@@ -457,6 +457,24 @@ class Pipeline:
             self._spawn_backfill_worker(backfill)
         (backfill.store if backfill.worker is None else backfill.worker).add_many(batch)
 
+    def _history_again(self, failed: Backfill) -> Backfill:
+        """The history read again from byte 0, in this process: its worker failed (killed, or
+        could not start its interpreter), and what it held is lost with it."""
+        failed.close()
+        fresh = Backfill(self.store.capacity)
+        fresh.may_spawn = False
+        fresh.starts = dict(failed.starts)
+        for name, feed in failed.feeds.items():
+            label = feed.state.source
+            staging = fresh.store.source(label)
+            if isinstance(feed, RecordFeed):
+                records = reader_for(label, feed.spec.path or "")
+                assert records is not None  # (it gave one when the history began)
+                fresh.feeds[name] = RecordFeed(feed.spec, records, self._backfill_sink, staging)
+            else:
+                fresh.feeds[name] = SourceFeed(feed.spec, self._backfill_sink, staging, self._poke, lambda: True)
+        return fresh
+
     def _spawn_backfill_worker(self, backfill: Backfill) -> None:
         """At the history's first column block, if much is left to read: the staging store's
         records in a spawned process (`store/worker.py`; this process runs threads: no fork),
@@ -465,9 +483,9 @@ class Pipeline:
         backfill.may_spawn = False
         unread = 0
         for feed in backfill.feeds.values():
-            tail = feed.tail
-            if not isinstance(feed, SourceFeed) or tail is None:
-                return
+            tail = feed.tail if isinstance(feed, SourceFeed) else None
+            if tail is None:
+                return  # (a record file or a stream: its records one by one, not worth it)
             try:
                 unread += max(0, os.path.getsize(tail.path) - max(tail.offset, tail.start))
             except OSError:
@@ -486,7 +504,15 @@ class Pipeline:
         Returns (more: history is still waiting, redraw: the dashboard should show progress)."""
         backfill = self._backfill
         assert backfill is not None
-        if backfill.pump(BACKFILL_BUDGET):
+        try:
+            pending = backfill.pump(BACKFILL_BUDGET)
+            if not pending and backfill.worker is not None:
+                backfill.store.take_records(backfill.worker.finish())
+                backfill.worker = None
+        except StoreWorkerError:
+            self._backfill = self._history_again(backfill)
+            return True, False
+        if pending:
             for name, feed in self.readers.items():
                 fraction = backfill.fraction(name)
                 if fraction is not None:
@@ -497,11 +523,9 @@ class Pipeline:
                 self.store.touch()
             return True, redraw
         self._backfill = None
-        if backfill.worker is not None:
-            backfill.store.take_records(backfill.worker.finish())
-            backfill.worker = None
-            for feed in backfill.feeds.values():
-                feed.parser.texts_to_store(False)  # type: ignore[union-attr]  # (they follow on, here)
+        for feed in backfill.feeds.values():
+            if isinstance(feed, SourceFeed):
+                feed.parser.texts_to_store(False)  # (they follow on, in this process)
         for name, feed in backfill.feeds.items():
             window = self.readers.get(name)
             if window is not None and window is not feed:

@@ -99,9 +99,36 @@ def test_a_worker_that_cannot_start_leaves_the_history_in_process(
     assert snapshot(follow_until_read(log, WINDOW).store) == snapshot(follow_until_read(log, 0).store)
 
 
-def test_a_small_history_is_read_in_process(tmp_path: Path, spawned: list[bool], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_small_history_is_read_in_process(
+    tmp_path: Path, spawned: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(pipeline_module, "WORKER_MIN_BYTES", 16 * 1024 * 1024)
     log = tmp_path / "train.log"
     shutil.copy(seed("004"), log)
     follow_until_read(log, WINDOW)
     assert spawned == []
+
+
+def test_a_worker_killed_during_the_history_is_replaced_by_a_read_again_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spawned: list[bool]
+) -> None:
+    """The history it held is lost with it: read again from byte 0, the store in the end exactly
+    a plain read's."""
+    monkeypatch.setattr(reader_module, "BULK_MIN_BYTES", 1)
+    monkeypatch.setattr(reader_module, "CATCHUP_BYTES", 1)
+    monkeypatch.setattr(catchup, "BULK_SLICE", 4096)
+    monkeypatch.setattr(pipeline_module, "BACKFILL_BUDGET", 64 * 1024)  # (many rounds of history)
+    sent = StoreWorker.add_many
+
+    def killed_after_one_batch(self: StoreWorker, records: Any) -> None:
+        sent(self, records)
+        assert self._popen is not None
+        self._popen.kill()
+        self._popen.wait()
+
+    monkeypatch.setattr(StoreWorker, "add_many", killed_after_one_batch)
+    log = tmp_path / "train.log"
+    shutil.copy(seed("004"), log)
+    tail_first = follow_until_read(log, WINDOW)
+    assert spawned == [False]
+    assert snapshot(tail_first.store) == snapshot(follow_until_read(log, 0).store)

@@ -18,9 +18,11 @@ reads never fork); else the pipeline keeps its store in process.
 from __future__ import annotations
 
 import multiprocessing
-import os
+import multiprocessing.process
 import pickle
 import signal
+import socket
+import subprocess
 import sys
 import threading
 import time
@@ -47,27 +49,48 @@ class StoreWorkerError(RuntimeError):
 class StoreWorker:
     """`store` kept in a child process from now on: `add_many` sends, `finish` returns its records.
 
-    Forked (`fork=True`), the child starts with `store` as it is. Spawned, for a process where
-    other threads run (the dashboard's backfill): a fresh interpreter that imports the store,
-    takes `store`'s records as the first message, and never writes to the terminal."""
+    Forked (`fork=True`), the child starts with `store` as it is. Started afresh (`fork=False`,
+    for a process where other threads run: the dashboard's backfill), it is a new interpreter
+    (`python -m trainwatch.store.worker FD`, no terminal: stdin, stdout and stderr are
+    /dev/null) that takes `store`'s records as its first message."""
 
     def __init__(self, store: Store, fork: bool = True) -> None:
-        ctx = multiprocessing.get_context("fork") if fork else multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        # Output still buffered would be written again by a forked child when it exits.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        args = (child, self._conn, store) if fork else (child, None, store.capacity)
-        self._process = ctx.Process(target=_serve, args=args, name="trainwatch-store", daemon=True)
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
+        if fork:
+            ctx = multiprocessing.get_context("fork")
+            self._conn, child = ctx.Pipe()
+            # Output still buffered would be written again by the child when it exits.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self._process = ctx.Process(
+                target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True
+            )
+            try:
+                self._process.start()  # (OSError if the system refuses a fork)
+            except BaseException:
+                self._conn.close()
+                raise
+            finally:
+                child.close()
+            return
+        mine, theirs = socket.socketpair()
+        self._conn = Connection(mine.detach())
         try:
-            self._process.start()  # (OSError if the system refuses a process)
-            if not fork:
-                _send(self._conn, (True, store.records()))
+            self._popen = subprocess.Popen(
+                [sys.executable, "-m", "trainwatch.store.worker", str(theirs.fileno()), str(store.capacity)],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # (the terminal's signals are the dashboard's)
+            )
+            _send(self._conn, (True, store.records()))
         except BaseException:
-            self._conn.close()
+            self.close()
             raise
         finally:
-            child.close()
+            theirs.close()
 
     @staticmethod
     def available() -> bool:
@@ -99,18 +122,33 @@ class StoreWorker:
     def close(self) -> None:
         """End the worker (its records are lost if `finish` did not take them)."""
         self._conn.close()
-        self._process.join(timeout=5)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join()
+        if self._process is not None:
+            self._process.join(timeout=5)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join()
+        if self._popen is not None:
+            try:
+                self._popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._popen.kill()
+                self._popen.wait()
 
     def _outcome_error(self) -> StoreWorkerError:
         _ok, error = pickle.load(_Pieces(self._conn))
         return _error_of(error)
 
     def _failed(self) -> StoreWorkerError:
-        self._process.join(timeout=5)
-        return StoreWorkerError(f"the store's process ended unexpectedly (exit code {self._process.exitcode})")
+        code: int | None = None
+        if self._process is not None:
+            self._process.join(timeout=5)
+            code = self._process.exitcode
+        if self._popen is not None:
+            try:
+                code = self._popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        return StoreWorkerError(f"the store's process ended unexpectedly (exit code {code})")
 
 
 def _error_of(details: str) -> StoreWorkerError:
@@ -126,12 +164,8 @@ def _serve(conn: Connection, parent_end: Connection | None, store: Store | int) 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (Ctrl-C is the reading process's to handle)
     if parent_end is not None:
         parent_end.close()  # (the parent's end, inherited: closed, a dead parent is an end of input)
-    else:  # spawned: the terminal is the dashboard's; the store so far comes first
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 1)
-            os.dup2(null.fileno(), 2)
     try:
-        if isinstance(store, int):  # (spawned: a capacity, then the records so far)
+        if isinstance(store, int):  # (started afresh: a capacity, then the records so far)
             store = Store(store)
             _ok, records = pickle.load(_Pieces(conn))
             store.take_records(records)
@@ -199,3 +233,7 @@ class _Pieces:
         while not out.endswith(b"\n"):
             out += self.read(1)
         return bytes(out)
+
+
+if __name__ == "__main__":  # started afresh (`StoreWorker(store, fork=False)`): FD CAPACITY
+    _serve(Connection(int(sys.argv[1])), None, int(sys.argv[2]))
