@@ -1,4 +1,4 @@
-"""The store's records built in a second process while the first reads (`summary` of a big log).
+"""The store's records built in a second process while the first reads (a big log's catch-up).
 
 A catch-up of a big file is CPU-bound in one interpreter: reading, scanning and converting its
 lines is about three quarters of the work, appending to the series (and compacting them) the
@@ -10,9 +10,12 @@ is then. A column block crosses as arrays of doubles and packed texts (`ColumnGr
 converted here; each batch carries the time the reader delivered it, so steps read before the end
 of the file are not taken for steps that arrived live (`Store.add_many`'s `seen`).
 
-Only on Linux, with `fork` (the child starts with every module loaded, in milliseconds), and while
-no other thread runs (a fork copies one thread and whatever locks the others held: the dashboard's
-reads never fork); else the pipeline keeps its store in process.
+A read to the end forks it: only on Linux (the child starts with every module loaded, in
+milliseconds) and while no other thread runs (a fork copies one thread and whatever locks the
+others held); else the pipeline keeps its store in process. The dashboard, which runs threads,
+starts one afresh for the history of a big file (`Pipeline._spawn_backfill_worker`): a new
+interpreter (`python -m trainwatch.store.worker FD CAPACITY`) over a socket pair, detached from
+the terminal, given the staging store's records so far as its first message.
 """
 
 from __future__ import annotations
