@@ -287,8 +287,7 @@ class Backfill:
         for feed in self.feeds.values():
             feed.close()
         if self.worker is not None:
-            self.worker.close()
-            self.worker = None
+            self.worker.close(wait_s=0)  # (its records are not wanted any more: killed at once)
 
 
 class RunJoins:

@@ -469,8 +469,8 @@ class Pipeline:
             staging = fresh.store.source(label)
             if isinstance(feed, RecordFeed):
                 records = reader_for(label, feed.spec.path or "")
-                assert records is not None  # (it gave one when the history began)
-                fresh.feeds[name] = RecordFeed(feed.spec, records, self._backfill_sink, staging)
+                if records is not None:  # (else no longer a record file: nothing to read there)
+                    fresh.feeds[name] = RecordFeed(feed.spec, records, self._backfill_sink, staging)
             else:
                 fresh.feeds[name] = SourceFeed(feed.spec, self._backfill_sink, staging, self._poke, lambda: True)
         return fresh
@@ -510,6 +510,8 @@ class Pipeline:
                 backfill.store.take_records(backfill.worker.finish())
                 backfill.worker = None
         except StoreWorkerError:
+            if self._stop.is_set():  # (stopping: `stop` closed it)
+                return False, False
             self._backfill = self._history_again(backfill)
             return True, False
         if pending:

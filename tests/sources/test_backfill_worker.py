@@ -17,6 +17,7 @@ from trainwatch import pipeline as pipeline_module
 from trainwatch.parsers.runner import catchup
 from trainwatch.pipeline import Pipeline
 from trainwatch.sources import reader as reader_module
+from trainwatch.store.store import Store
 from trainwatch.store.worker import StoreWorker
 
 
@@ -35,8 +36,22 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return started
 
 
+@pytest.fixture
+def read_again(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each time the history is read again in process after its worker failed."""
+    again: list[int] = []
+    original = Pipeline._history_again
+
+    def spy(self: Pipeline, failed: Any) -> Any:
+        again.append(1)
+        return original(self, failed)
+
+    monkeypatch.setattr(Pipeline, "_history_again", spy)
+    return again
+
+
 def test_a_history_read_with_a_spawned_worker_equals_a_plain_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spawned: list[bool]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spawned: list[bool], read_again: list[int]
 ) -> None:
     monkeypatch.setattr(reader_module, "BULK_MIN_BYTES", 1)  # (in bulk: column blocks start it)
     monkeypatch.setattr(reader_module, "CATCHUP_BYTES", 1)
@@ -45,16 +60,26 @@ def test_a_history_read_with_a_spawned_worker_equals_a_plain_read(
     shutil.copy(seed("004"), log)  # (DeepSpeed + Megatron: its history in column blocks)
     tail_first = follow_until_read(log, WINDOW)
     assert spawned == [False], "the history's staging store was not in a spawned process"
+    assert not read_again, "the worker failed: the history was read again in process"
     plain = follow_until_read(log, 0)
     assert snapshot(tail_first.store) == snapshot(plain.store)
 
 
 def test_lines_appended_after_the_history_are_read_in_process_as_before(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spawned: list[bool]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spawned: list[bool], read_again: list[int]
 ) -> None:
-    """The history's feeds follow on once it is adopted: their blocks converted here again."""
+    """The history's feeds follow on once it is adopted: their blocks reach the store converted
+    (texts packed for a worker are for a worker)."""
     monkeypatch.setattr(reader_module, "BULK_MIN_BYTES", 1)
     monkeypatch.setattr(reader_module, "CATCHUP_BYTES", 1)
+    packed: list[bool] = []  # per block the store is given: whether it came with texts to convert
+    extend = Store.extend
+
+    def spy(self: Store, block: Any) -> None:
+        packed.append(any(g._texts for g in block.groups.values()))
+        extend(self, block)
+
+    monkeypatch.setattr(Store, "extend", spy)
     lines = seed("004").read_text(encoding="utf-8").splitlines(keepends=True)
     half = len(lines) // 2
     log = tmp_path / "train.log"
@@ -68,18 +93,22 @@ def test_lines_appended_after_the_history_are_read_in_process_as_before(
             if not pipeline.backfilling and states and all(s.caught_up_monotonic is not None for s in states):
                 break
             time.sleep(0.02)
-        assert not pipeline.backfilling and spawned == [False]
+        assert not pipeline.backfilling and spawned == [False] and not read_again
+        packed.clear()
         with log.open("a", encoding="utf-8") as f:
             f.write("".join(lines[half:]))
         want = len(lines)
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             states = list(pipeline.store.sources.values())
             if states and states[0].lines >= want:
                 break
             time.sleep(0.05)
+        assert states[0].lines >= want, "the appended lines were not read in time"
         time.sleep(0.3)  # (the last read's records into the store)
     finally:
         pipeline.stop()
+    assert packed and not any(packed), "blocks after the history came with texts packed for a worker"
     plain = follow_until_read(log, 0)
     assert snapshot(pipeline.store) == snapshot(plain.store)
 

@@ -32,6 +32,7 @@ import time
 import traceback
 from collections.abc import Iterable
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trainwatch.store.store import Store
@@ -39,6 +40,9 @@ from trainwatch.store.store import Store
 if TYPE_CHECKING:
     from trainwatch.columns import ColumnBlock
     from trainwatch.records import Record
+
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # (the directory holding `trainwatch/`)
 
 
 class StoreWorkerError(RuntimeError):
@@ -87,6 +91,9 @@ class StoreWorker:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,  # (the terminal's signals are the dashboard's)
+                # `-m` puts the working directory first on the child's path: the one holding this
+                # trainwatch instead (a `signal.py` where the dashboard was started is not imported).
+                cwd=_PACKAGE_ROOT,
             )
             _send(self._conn, (True, store.records()))
         except BaseException:
@@ -106,7 +113,9 @@ class StoreWorker:
             if self._conn.poll():  # (the worker says something before the end only if it failed)
                 raise self._outcome_error()
             self._conn.send((time.monotonic(), list(records)))
-        except (EOFError, OSError) as exc:
+        except StoreWorkerError:
+            raise
+        except Exception as exc:  # (cut pipe, or closed by `close` from another thread meanwhile)
             raise self._failed() from exc
 
     def finish(self) -> dict[str, object]:
@@ -114,7 +123,7 @@ class StoreWorker:
         try:
             self._conn.send(None)
             ok, result = pickle.load(_Pieces(self._conn))
-        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+        except Exception as exc:  # (as in `add_many`)
             raise self._failed() from exc
         finally:
             self.close()
@@ -122,17 +131,18 @@ class StoreWorker:
             raise _error_of(result)
         return result  # type: ignore[no-any-return]
 
-    def close(self) -> None:
-        """End the worker (its records are lost if `finish` did not take them)."""
+    def close(self, wait_s: float = 5.0) -> None:
+        """End the worker (its records are lost if `finish` did not take them): it ends on its
+        own at the end of its input, or is killed after `wait_s` (0: at once, on quitting)."""
         self._conn.close()
         if self._process is not None:
-            self._process.join(timeout=5)
+            self._process.join(timeout=wait_s)
             if self._process.is_alive():
                 self._process.kill()
                 self._process.join()
         if self._popen is not None:
             try:
-                self._popen.wait(timeout=5)
+                self._popen.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
                 self._popen.kill()
                 self._popen.wait()
@@ -144,11 +154,11 @@ class StoreWorker:
     def _failed(self) -> StoreWorkerError:
         code: int | None = None
         if self._process is not None:
-            self._process.join(timeout=5)
+            self._process.join(timeout=1)
             code = self._process.exitcode
         if self._popen is not None:
             try:
-                code = self._popen.wait(timeout=5)
+                code = self._popen.wait(timeout=1)
             except subprocess.TimeoutExpired:
                 pass
         return StoreWorkerError(f"the store's process ended unexpectedly (exit code {code})")
