@@ -37,7 +37,7 @@ from trainwatch.sources.schedule import POLL_INTERVAL_S, Schedule, follow_mode, 
 from trainwatch.sources.tail import CHUNK, HEAD_BYTES
 from trainwatch.sources.watch import DirWatcher
 from trainwatch.sources.window import WINDOW_BYTES, window_start
-from trainwatch.store.store import Store
+from trainwatch.store.store import SourceState, Store
 from trainwatch.store.worker import StoreWorker, StoreWorkerError
 
 TORN_LINE_QUIET_S = 2.0
@@ -429,16 +429,12 @@ class Pipeline:
     def _split(self, name: str, feed: Feed, backfill: Backfill) -> None:
         """`feed` (not read yet) becomes two: a plain read into the backfill's store, and in
         `readers` the window's read into this store (the whole file if it is small)."""
-        path = feed.spec.path or ""
-        label = feed.state.source
-        staging = backfill.store.source(label)
+        history = self._history_feed(feed, backfill.store.source(feed.state.source))
+        assert history is not None  # (a record file: the same path gave a reader a moment ago)
+        backfill.feeds[name] = history
         if isinstance(feed, RecordFeed):
-            records = reader_for(label, path)
-            assert records is not None  # the same path gave one a moment ago
-            backfill.feeds[name] = RecordFeed(feed.spec, records, self._backfill_sink, staging)
             return  # record files are small: the feed in `readers` reads the whole file
-        backfill.feeds[name] = SourceFeed(feed.spec, self._backfill_sink, staging, self._poke, lambda: True)
-        start = window_start(path, self.window_bytes)
+        start = window_start(feed.spec.path or "", self.window_bytes)
         backfill.starts[name] = start
         if start:
             feed.close()
@@ -446,6 +442,14 @@ class Pipeline:
                 feed.spec, self._sink, feed.state, self._poke, bulk_ok=lambda: not self._sinks, start=start
             )
             feed.state.history_read(0.0)
+
+    def _history_feed(self, feed: Feed, staging: SourceState) -> Feed | None:
+        """A plain read of `feed`'s file from byte 0 into the backfill's staging store (None: a
+        record file no longer read as one)."""
+        if isinstance(feed, RecordFeed):
+            records = reader_for(feed.state.source, feed.spec.path or "")
+            return None if records is None else RecordFeed(feed.spec, records, self._backfill_sink, staging)
+        return SourceFeed(feed.spec, self._backfill_sink, staging, self._poke, lambda: True)
 
     def _backfill_sink(self, batch: list[Record]) -> None:
         """The history's records: into the staging store, then (once adopted) into the store."""
@@ -465,14 +469,9 @@ class Pipeline:
         fresh.may_spawn = False
         fresh.starts = dict(failed.starts)
         for name, feed in failed.feeds.items():
-            label = feed.state.source
-            staging = fresh.store.source(label)
-            if isinstance(feed, RecordFeed):
-                records = reader_for(label, feed.spec.path or "")
-                if records is not None:  # (else no longer a record file: nothing to read there)
-                    fresh.feeds[name] = RecordFeed(feed.spec, records, self._backfill_sink, staging)
-            else:
-                fresh.feeds[name] = SourceFeed(feed.spec, self._backfill_sink, staging, self._poke, lambda: True)
+            history = self._history_feed(feed, fresh.store.source(feed.state.source))
+            if history is not None:
+                fresh.feeds[name] = history
         return fresh
 
     def _spawn_backfill_worker(self, backfill: Backfill) -> None:
@@ -481,23 +480,14 @@ class Pipeline:
         which appends to the series and compacts them off this process's GIL while the
         dashboard draws. Taken back when the history is read (`_pump_backfill`)."""
         backfill.may_spawn = False
-        unread = 0
-        for feed in backfill.feeds.values():
-            tail = feed.tail if isinstance(feed, SourceFeed) else None
-            if tail is None:
-                return  # (a record file or a stream: its records one by one, not worth it)
-            try:
-                unread += max(0, os.path.getsize(tail.path) - max(tail.offset, tail.start))
-            except OSError:
-                continue
-        if unread < WORKER_MIN_BYTES:
-            return
+        unread = _unread(backfill.feeds.values())
+        if unread is None or unread < WORKER_MIN_BYTES:
+            return  # (a record file or a stream among them: records one by one, not worth it)
         try:
             backfill.worker = StoreWorker(backfill.store, fork=False)
         except Exception:
             return  # (no process, or no way to start one here: the store stays in this process)
-        for feed in backfill.feeds.values():
-            feed.parser.texts_to_store()  # type: ignore[union-attr]  # (text logs only: above)
+        _texts_to_store(backfill.feeds.values(), True)
 
     def _pump_backfill(self, now: float) -> tuple[bool, bool]:
         """One round of history; the store adopts it once every source reached its end.
@@ -525,9 +515,7 @@ class Pipeline:
                 self.store.touch()
             return True, redraw
         self._backfill = None
-        for feed in backfill.feeds.values():
-            if isinstance(feed, SourceFeed):
-                feed.parser.texts_to_store(False)  # (they follow on, in this process)
+        _texts_to_store(backfill.feeds.values(), False)  # (they follow on, in this process)
         for name, feed in backfill.feeds.items():
             window = self.readers.get(name)
             if window is not None and window is not feed:
@@ -599,10 +587,8 @@ class Pipeline:
 
     def _worker_allowed(self, streams: list[Feed]) -> bool:
         """Whether this read to the end may move the store's records to a second process
-        (`store/worker.py`): text log files only, for no other sink."""
-        if streams or self._sinks or self._joins or self._backfill is not None:
-            return False
-        return all(isinstance(feed, SourceFeed) and feed.tail is not None for feed in self.readers.values())
+        (`store/worker.py`): text log files only (`_unread`), for no other sink."""
+        return not (streams or self._sinks or self._joins or self._backfill is not None)
 
     def _start_worker(self) -> None:
         """At the first column block of a read to the end: a second process for the store's
@@ -611,22 +597,14 @@ class Pipeline:
         would cost more to send record by record than it saves. The child starts with this
         store as it is (a fork), the records so far in it, and gives them all back at the end."""
         self._may_fork = False
-        unread = 0
-        for feed in self.readers.values():
-            tail = feed.tail
-            assert tail is not None  # (`_worker_allowed`)
-            try:
-                unread += max(0, os.path.getsize(tail.path) - max(tail.offset, tail.start))
-            except OSError:
-                continue  # (its reader says what became of it)
-        if unread < WORKER_MIN_BYTES or not StoreWorker.available():
+        unread = _unread(self.readers.values())
+        if unread is None or unread < WORKER_MIN_BYTES or not StoreWorker.available():
             return
         try:
             self._worker = StoreWorker(self.store)
         except OSError:
             return  # (no fork: a process limit, no memory) the store stays in this process
-        for feed in self.readers.values():
-            feed.parser.texts_to_store()  # type: ignore[union-attr]  # (text logs only: above)
+        _texts_to_store(self.readers.values(), True)
 
     def finish_all(self, final: bool = False) -> None:
         """Stop reading every source. final=True only when the inputs really ended; after
@@ -738,3 +716,24 @@ class Pipeline:
 def _worth_a_worker(batch: list[Record]) -> bool:
     """A batch that holds a column block (`Pipeline._start_worker`)."""
     return any(type(record) is ColumnBlock for record in batch)
+
+
+def _unread(feeds: Iterable[Feed]) -> int | None:
+    """The bytes left to read of text log files (None: a record file or a stream among them)."""
+    unread = 0
+    for feed in feeds:
+        tail = feed.tail if isinstance(feed, SourceFeed) else None
+        if tail is None:
+            return None
+        try:
+            unread += max(0, os.path.getsize(tail.path) - max(tail.offset, tail.start))
+        except OSError:
+            continue  # (its reader says what became of it)
+    return unread
+
+
+def _texts_to_store(feeds: Iterable[Feed], on: bool) -> None:
+    """The text logs' column blocks go out with their texts (a worker converts them), or not."""
+    for feed in feeds:
+        if isinstance(feed, SourceFeed):
+            feed.parser.texts_to_store(on)

@@ -58,29 +58,35 @@ class StoreWorker:
 
     Forked (`fork=True`), the child starts with `store` as it is. Started afresh (`fork=False`,
     for a process where other threads run: the dashboard's backfill), it is a new interpreter
-    (`python -m trainwatch.store.worker FD`, no terminal: stdin, stdout and stderr are
+    (`python -m trainwatch.store.worker FD CAPACITY`, no terminal: stdin, stdout and stderr are
     /dev/null) that takes `store`'s records as its first message."""
 
     def __init__(self, store: Store, fork: bool = True) -> None:
         self._process: multiprocessing.process.BaseProcess | None = None
         self._popen: subprocess.Popen[bytes] | None = None
         if fork:
-            ctx = multiprocessing.get_context("fork")
-            self._conn, child = ctx.Pipe()
-            # Output still buffered would be written again by the child when it exits.
-            sys.stdout.flush()
-            sys.stderr.flush()
-            self._process = ctx.Process(
-                target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True
-            )
-            try:
-                self._process.start()  # (OSError if the system refuses a fork)
-            except BaseException:
-                self._conn.close()
-                raise
-            finally:
-                child.close()
-            return
+            self._fork(store)
+        else:
+            self._start_afresh(store)
+
+    def _fork(self, store: Store) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self._conn, child = ctx.Pipe()
+        # Output still buffered would be written again by the child when it exits.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._process = ctx.Process(
+            target=_serve, args=(child, self._conn, store), name="trainwatch-store", daemon=True
+        )
+        try:
+            self._process.start()  # (OSError if the system refuses a fork)
+        except BaseException:
+            self._conn.close()
+            raise
+        finally:
+            child.close()
+
+    def _start_afresh(self, store: Store) -> None:
         mine, theirs = socket.socketpair()
         self._conn = Connection(mine.detach())
         try:
