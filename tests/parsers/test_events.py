@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from _feed import events, feed
 from conftest import REAL_LOGS, seed
 
@@ -562,7 +564,7 @@ def test_saves_of_other_kinds_of_weights_are_checkpoints() -> None:
         ),
         "checkpoint",
     )
-    assert [(e.line, e.step) for e in got] == [(1, 7000), (2, None)]
+    assert [(e.line, e.step) for e in got] == [(1, 7000), (2, 5000)]  # (the step its file is named by)
 
 
 def test_each_save_at_an_iteration_is_its_own_checkpoint() -> None:
@@ -604,3 +606,72 @@ def test_ctrl_c_followed_by_more_output_is_not_the_end() -> None:
 def test_files_that_are_not_weights_are_not_checkpoints() -> None:
     lines = ["Saving to /data/tokenized/train.bin", "Predictions saved to preds.npz", "saved to outputs/embeddings.pt"]
     assert events(feed(lines), "checkpoint") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[2024-11-15 13:21:57,096  INFO  train.py  line 119  2491476]  Saving ./log/2024-11-15_10-24-32/000000097.pth",
+        "2024-11-15 13:21:57,096 INFO Saving ./log/run/000000097.pth",
+        "Saving at log/classification/pointnet2_cls_ssg/checkpoints/best_model.pth",  # PointNet++
+        "12 Nov 21:13    INFO  Saving current: saved/MAMO-Nov-12-2022_21-12-41.pth",  # RecBole
+        "  ✓ Saved best (val_acc=0.5000)",
+        "  *** New best AUC=0.3667 F1=0.4351 → saved",
+        "  保存最佳模型 (val_loss=3.2508)",  # "save the best model"
+        "保存模型...",
+        "SAVED CHECKPOINT @ EPOCH 1",
+        "Save checkpoint with 85 tensors and 32333580 parameters.",  # DreamerV2
+        "Perform Evaluation on ['lfw', 'cfp_fp'] , and Save Checkpoints...",
+        "2022-03-28 02:51:48.014417 | dqn_kung_fu_master_0 itr #9999 saving snapshot...",  # rlpyt
+        "Checkpoint at step 276",  # darkflow
+        "INFO:tensorflow:Saving checkpoints for 1719 into ../model/esim/model.ckpt.",  # TF Estimator
+    ],
+)
+def test_saves_after_a_logging_prefix_and_in_more_families(line: str) -> None:
+    assert len(events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line], [EventsParser()]), "checkpoint")) == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Saving at the end of each epoch: True",
+        "save in: ./output",
+        "Saving best: False",
+        "Best model will be saved to out/best.pth",
+        "Saving current config: cfg.yaml",
+        "Saving vocab: vocab.bin",
+        "保存最佳模型路径: ./out",
+        "saving snapshot of the dataset",
+        "Checkpoint at step 500 will be written to disk",
+    ],
+)
+def test_settings_and_other_files_in_those_words_are_no_save(line: str) -> None:
+    assert events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line], [EventsParser()]), "checkpoint") == []
+
+
+def test_a_save_before_any_step_line_is_at_the_step_its_file_is_named_by() -> None:
+    def step_of(line: str) -> int | None:
+        (save,) = events(feed([line], [EventsParser()]), "checkpoint")
+        return save.step
+
+    assert step_of("INFO:tensorflow:Saving checkpoints for 1719 into ../model/esim/model.ckpt.") == 1719
+    assert step_of("[0119 15:39:22 @saver.py:82] Model saved to /training/logs/gillsoft/model-8000.") == 8000
+    assert step_of("Saving model checkpoint to out/checkpoint-200") == 200
+    assert step_of("Saved checkpoint to /results/phase_1/ckpt-47") == 47
+    assert step_of("Saving checkpoint to exp/bad-model-2.pt") is None  # (rank 2's model, not step 2)
+    assert step_of("Saving checkpoint to out/epoch_3.pth") is None  # (an epoch is no step)
+    # once steps are read, the save is at the last of them (TF's `ckpt-1` of a CheckpointManager counts saves)
+    lines = ["step 499 loss 2.0", "step 500 loss 1.9", "Saving checkpoint for epoch 1 at ./checkpoints/train/ckpt-1"]
+    assert [e.step for e in events(feed(lines), "checkpoint")] == [500]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO:__main__:✅ Training completed successfully!",
+        "[2022-06-27 05:56:21,505]Optimization Finished!",  # pygcn
+        "Optimization Finished!",
+    ],
+)
+def test_the_end_after_a_logging_prefix(line: str) -> None:
+    assert len(events(feed(["epoch 1 loss 0.5", "epoch 2 loss 0.4", line]), "finished")) == 1

@@ -31,6 +31,10 @@ _CKPT_PATTERNS = (
         r"\b[Ss]aving (?:model|checkpoint)(?: and optimizer)?(?: state)? at (?:iteration|step) "
         r"(?P<iteration>\d{1,18}(?!\d)) to (\S+)"
     ),
+    # TF Estimator's CheckpointSaverHook: `Saving checkpoints for 1719 into ../model/esim/model.ckpt.`
+    re.compile(r"\bSaving checkpoints? for (?P<iteration>\d{1,18}(?!\d)) into (\S+)"),
+    # darkflow: `Checkpoint at step 276` on a line of its own
+    re.compile(r"^\s*[Cc]heckpoint(?:ing)? at (?:step|iteration|iter) (?P<iteration>\d{1,18}(?!\d))\s*[.!]?\s*$"),
     # mmengine: `Saving checkpoint at 5 epochs` / `Saving checkpoint at 2000 iterations`
     re.compile(r"\bSaving checkpoint at (?P<count>\d{1,18}(?!\d)) (?P<unit>epochs|iterations)\b"),
     # mmengine best: `The best checkpoint with 0.4590 coco/bbox_mAP at 5 epoch is saved to best_....pth.`
@@ -44,12 +48,15 @@ _CKPT_PATTERNS = (
     # (PaddleOCR), `Saving LoRA weights to 'out/...'` (LitGPT), `saving model` alone (minGPT).
     re.compile(
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING)|[Dd]ump(?:ed|ing))\s+(?:an?\s+|the\s+|new\s+)?(?:[\w-]+\s+){0,2}?"
-        r"(?:checkpoint|ckpt|model|weights|adapters?|state_dict|state|optimizer|[Gg]aussians)s?"
+        r"(?:[Cc]heckpoint|CHECKPOINT|ckpt|CKPT|[Mm]odel|MODEL|[Ww]eights|WEIGHTS|adapters?|state_dict|state|optimizer"
+        r"|[Gg]aussians|snapshot)s?"
         r"(?:\s+(?:parameters|params|state|weights))?\b"
         # (what follows `and` is words a space apart: `\s+and\s+[\w ]{1,40}?` let a run of spaces split
         # between it and the `\s` after it, seconds a line of long runs)
         r"(?:\s+(?:for|at)\s+(?:epoch|step|iteration|iter)\s+\d{1,18})?(?:\s+and\s+\w+(?: +\w+){0,19}?)?"
         r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step|iter|iteration)\b.*"
+        # (where in the run: `SAVED CHECKPOINT @ EPOCH 1`; what: dreamer's `Save checkpoint with 85 tensors and ...`)
+        r"|\s*@\s*(?i:epoch|step|iter|iteration)\s*\d{1,18}\b.*|\s+with\s+\d[\d,]*\s+(?:tensors|parameters|params|variables)\b.*"
         # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`; each run of spaces has one place
         # to go: `\s*\.{0,3}\s*(...)?\s*$` split a long run three ways, seconds a line)
         r"|\s*(?:\.{1,3}\s*)?(?:\[[\d/:. -]{5,30}\]\s*)?$)"
@@ -57,8 +64,10 @@ _CKPT_PATTERNS = (
     # Chinese loops: `保存模型到 ./out/30` (save the model to), `模型已保存至 ...` (the model has been saved to)
     # `完成第750的保存` (the 750th save is done), `保存成功`
     re.compile(
-        r"(?<!是否)保存(?:模型|权重|检查点|checkpoint)(?!路径|间隔|配置|日志|[:：]\s*(?:True|False|None)\b)"
-        r"(?:\s*(?:到|至|于|在)\s*(?:[:：]\s*)?(?P<path6>[^\s，,/.]*[/.][^\s，,]*))?\s*(?:$|[，,。!！])|模型已?保存(?!路径|间隔)"
+        # (`保存最佳模型 (val_loss=3.2508)`: the best model; `保存模型...`)
+        r"(?<!是否)保存(?:最佳|最优|最好的?|当前)?(?:模型|权重|检查点|checkpoint)(?!路径|间隔|配置|日志|[:：]\s*(?:True|False|None)\b)"
+        r"(?:\s*(?:到|至|于|在)\s*(?:[:：]\s*)?(?P<path6>[^\s，,/.]*[/.][^\s，,]*))?\s*(?:$|[，,。!！(（]|\.{2,}|…)"
+        r"|模型已?保存(?!路径|间隔)"
         r"|完成第\d{1,12}\S{0,4}保存|保存(?:完成|成功)"
     ),
     # ba-dls-deepspeech: `Checkpointing model to: ./model/` (the verb itself, with where)
@@ -68,8 +77,19 @@ _CKPT_PATTERNS = (
     # PyTorch-BigGraph: `Writing the checkpoint...` (after `checkpointing global state`)
     re.compile(r"\b(?:[Ww]riting|[Ww]rote) (?:the |a )?checkpoint\b(?! (?:config|metadata))"),
     # A save to a file its name or extension says holds weights: llama.cpp `save_checkpoint_lora_file:
-    # saving to checkpoint-10.gguf`, `saving to lora.bin`, `Saved to ./out/ckpt_3.pt`
-    re.compile(r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:to|into)\s+['\"]?(?P<path4>[^\s'\"]+)['\"]?\s*\.{0,3}$"),
+    # saving to checkpoint-10.gguf`, `saving to lora.bin`, `Saved to ./out/ckpt_3.pt`, PointNet++'s `Saving at
+    # log/.../best_model.pth`, RecBole's `Saving current: saved/MAMO-Nov-12-2022_21-12-41.pth`
+    re.compile(
+        r"(?<!will be )(?<!to be )(?<!would be )(?<!shall be )"  # (`Best model will be saved to out/best.pth`: not yet)
+        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:(?:to|into|at|in)\s+|\w+:\s+)['\"]?(?P<path4>[^\s'\"]+)['\"]?\s*\.{0,3}$"
+    ),
+    # The best so far, saved (where, the loop does not say): `✓ Saved best (val_acc=0.5000)`,
+    # `*** New best AUC=0.3667 F1=0.4351 → saved`
+    re.compile(r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:the\s+|a\s+|new\s+)?(?:[Bb]est|BEST)\s*(?:\(|[.!]*\s*$)"),
+    re.compile(
+        r"\b(?:[Nn]ew [Bb]est|[Bb]est|BEST|[Ii]mproved?)\b.*(?:→|->|=>)\s*(?:(?:the\s+)?(?:model|checkpoint|weights)\s+)?"
+        r"[Ss]aved\s*[.!]*\s*$"
+    ),
     # TF's `Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1` is above; a bare file:
     # `Saving ./log/2024-11-15_10-24-32/000000097.pth`
     re.compile(
@@ -94,6 +114,15 @@ _WEIGHTS_FILE = re.compile(
 )
 _NOT_WEIGHTS = re.compile(r"(?:embed|pred|result|metric|data|token|sample|output)[^/]*$", re.I)
 _CKPT_STEP = re.compile(r"^\s*\[?(?:Iter|Iteration|Step|iter|iteration|step|ITER|STEP)\s*:?\s*(\d{1,18})\b")
+# The step a save's file is named by, the step counter's word right before it, for a save before any step
+# line: TF's `model.ckpt-1719`, HF's `checkpoint-200`, torchtitan's `step-400`, `global_step100`,
+# `state_step002000.pt`; tensorpack's `model-8000` and d3rlpy's `model_5000.d3` (a model's number of three
+# digits or more: icefall's `bad-model-2.pt` is rank 2's). Not `epoch_3.pth`: an epoch is no step.
+_STEP_OF_FILE = re.compile(
+    r"(?:^|[^A-Za-z])(?:(?:ckpt|checkpoint|step|iter|iteration|global_step)[-_.]?(\d{1,18})|model[-_.]?(\d{3,18}))"
+    r"(?:\.[A-Za-z]\w{0,15})?/?$",
+    re.I,
+)
 _MEGATRON_SAVED = re.compile(r"^\s*successfully saved checkpoint at iteration\s+(\d{1,18}(?!\d)) to ")
 _GLOBAL_STEP = re.compile(r"(.*/global_step\d+)/")
 
@@ -134,16 +163,23 @@ class Checkpoints:
         self._last_checkpoint: tuple[str | None, int | None, int] | None = None  # (save, step, line)
         self._megatron_saving: str | None = None
 
-    def line(self, body: str, line: Line, out: Emitter) -> bool:
+    def line(self, body: str, message: str, line: Line, out: Emitter) -> bool:
+        """message: the body after its logging prefix, which the save's words are read from; the
+        event's message is the body."""
         if not (
-            "heckpoint" in body or "sav" in body or "Sav" in body or "SAV" in body or "ump" in body or "保存" in body
+            "heckpoint" in message
+            or "sav" in message
+            or "Sav" in message
+            or "SAV" in message
+            or "ump" in message
+            or "保存" in message
         ):
             return False
-        m = _MEGATRON_SAVED.match(body)
+        m = _MEGATRON_SAVED.match(message)
         if m:
             return self._megatron_saving == m.group(1)  # `successfully saved` closes the announced save
         for pattern in _CKPT_PATTERNS:
-            m = pattern.search(body)
+            m = pattern.search(message)
             if not m:
                 continue
             groups = m.groupdict()
@@ -172,14 +208,17 @@ class Checkpoints:
                     if not moved:
                         return True  # another shard or rank's line of the same save
                 self._last_checkpoint = (save_id, out.last_step(), line.no)
-            at = _CKPT_STEP.match(body)
+            at = _CKPT_STEP.match(message)
             step = int(at.group(1)) if at else int(groups["iteration"]) if groups.get("iteration") else None
-            report = _report_before(body, m.start()) if step is None else None
+            report = _report_before(message, m.start()) if step is None else None
             if report is not None:
                 step = report
+            elif step is None and data.get("path") and out.last_step() is None:
+                named = _STEP_OF_FILE.search(data["path"].rstrip("."))
+                step = int(named.group(1) or named.group(2)) if named else None
             out.event("checkpoint", "info", body, data, line=line.no, step=step)
             # A message glued after a progress bar (`...| 500/500 [06:52<00:00]Model weights saved in`):
             # the bar before it is still offered to the formats that read bars; so is a step's report
             # the save ends (tesseract's `At iteration 900/900/900, Mean rms=0.841%, ... wrote checkpoint.`).
-            return report is None and not BAR_BEFORE.search(body, 0, m.start())
+            return report is None and not BAR_BEFORE.search(message, 0, m.start())
         return False

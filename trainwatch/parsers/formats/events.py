@@ -15,6 +15,7 @@ import re
 
 from trainwatch.lines.assembler import Kind, Line
 from trainwatch.parsers.base import Emitter, Parser, Sample
+from trainwatch.parsers.fields import prefix_end
 from trainwatch.parsers.formats._tqdm import BAR_BEFORE
 from trainwatch.parsers.formats.checkpoints import Checkpoints
 from trainwatch.parsers.formats.failures import Failures
@@ -43,7 +44,7 @@ _PREFILTER = Hinted(
     r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
     r"|Training (?:is )?(?:finished|complete|[Dd]one)|Finished [Tt]raining|done training|done, took|Successfully completed|\^C"
     r"|Training [\w.-]+ complete in|[Ee]arly[ _-]?[Ss]top(?:ping|ped)?(?: triggered| at |\.\.)|CUDA error: |保存|训练完成"
-    r"|训练结束|[Dd]ump|improv|Signaling Trainer to stop|: Assertion [`'].*' failed",
+    r"|训练结束|[Dd]ump|improv|Signaling Trainer to stop|: Assertion [`'].*' failed|Optimization [Ff]inished",
     (
         "ignal", "SIG", "KeyboardInterrupt", "exitcode", "out of memory", "OutOfMemory", "atchdog", "NCCL", "nccl",
         "heckpoint", "av", "SAV", "Training ", "stopped: `max_", "finished", "done training", "done, took", "Done waiting", "after training is done",
@@ -52,7 +53,7 @@ _PREFILTER = Hinted(
         "egmentation fault", "Terminated", "Bus error", "Illegal instruction", "Floating point exception",
         "End of training", "Finished ", "Successfully completed", "terminate called", "TERM_", "^C",
         "arly", "CUDA error: ", "保存", "训练完成", "训练结束", "ump", "improv", "Signaling Trainer",
-        ": Assertion ",
+        ": Assertion ", "Optimization ",
     ),
 )  # fmt: skip
 _TRAINING_TIME = re.compile(r"(?:Total )?[Tt]raining [Tt]ime")
@@ -252,8 +253,11 @@ class EventsParser(Parser):
             return True
         if self._failures.exit_note(body, line, out, rank):
             return True
-        saved = self._checkpoints.line(body, line, out)
-        if self._finished.line(body, line, out) or saved:
+        # (a save or an end said after a logging prefix: `[2024-11-15 13:21:57,096  INFO  train.py  line 119
+        # 2491476]  Saving ./log/000000097.pth`, `INFO:__main__:✅ Training completed successfully!`)
+        message = body[prefix_end(body) :]
+        saved = self._checkpoints.line(body, message, line, out)
+        if self._finished.line(body, message, line, out) or saved:
             return True  # (`训练完成! 保存模型到 ./out`: the end, and a save, on one line)
         if self._relaunches.line(body, line, out):
             self._finished.restarted()

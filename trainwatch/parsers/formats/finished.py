@@ -29,7 +29,8 @@ _FINISHED = (
         "end_of_training",
         re.compile(
             r"^(?:[\W_]*|.*\b(?:INFO|Info)\b\W*(?:[\w$]+(?:\.[\w$]+)+ - )?)"  # (a logger's name: log4j's `a.b.Main - `)
-            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished [Tt]raining)"
+            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished [Tt]raining"
+            r"|Optimization [Ff]inished)"  # (pygcn and the GCN loops copied from it: `Optimization Finished!`)
             r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b)\s*[.!]*(?:\s|$)"
         ),
     ),
@@ -88,9 +89,10 @@ class FinishMarkers:
     def __init__(self) -> None:
         self._finished: set[str] = set()
 
-    def line(self, body: str, line: Line, out: Emitter) -> bool:
+    def line(self, body: str, message: str, line: Line, out: Emitter) -> bool:
+        """message: the body after its logging prefix (timestamps, levels, logger labels)."""
         for family, pattern in _FINISHED:
-            m = pattern.search(body)
+            m = pattern.search(message)
             if m:
                 if family not in self._finished:
                     self._finished.add(family)
