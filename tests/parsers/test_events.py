@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from _feed import events, feed
 from conftest import REAL_LOGS, seed
 
