@@ -85,7 +85,9 @@ _CKPT_PATTERNS = (
     ),
     # The best so far, saved (where, the loop does not say): `✓ Saved best (val_acc=0.5000)`,
     # `*** New best AUC=0.3667 F1=0.4351 → saved`
-    re.compile(r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:the\s+|a\s+|new\s+)?(?:[Bb]est|BEST)\s*(?:\(|[.!]*\s*$)"),
+    re.compile(
+        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:the\s+|a\s+|new\s+)?(?:[Bb]est|BEST)\s*(?:\(|[.!]*\s*$)"
+    ),
     re.compile(
         r"\b(?:[Nn]ew [Bb]est|[Bb]est|BEST|[Ii]mproved?)\b.*(?:→|->|=>)\s*(?:(?:the\s+)?(?:model|checkpoint|weights)\s+)?"
         r"[Ss]aved\s*[.!]*\s*$"
