@@ -34,7 +34,7 @@ _CKPT_PATTERNS = (
     # TF Estimator's CheckpointSaverHook: `Saving checkpoints for 1719 into ../model/esim/model.ckpt.`
     re.compile(r"\bSaving checkpoints? for (?P<iteration>\d{1,18}(?!\d)) into (\S+)"),
     # darkflow: `Checkpoint at step 276` on a line of its own
-    re.compile(r"^\s*[Cc]heckpoint(?:ing)? at (?:step|iteration|iter) (?P<iteration>\d{1,18}(?!\d))\s*[.!]?\s*$"),
+    re.compile(r"^\s*[Cc]heckpoint(?:ing)? at (?:step|iteration|iter) (?P<iteration>\d{1,18}(?!\d))\s*(?:[.!]\s*)?$"),
     # mmengine: `Saving checkpoint at 5 epochs` / `Saving checkpoint at 2000 iterations`
     re.compile(r"\bSaving checkpoint at (?P<count>\d{1,18}(?!\d)) (?P<unit>epochs|iterations)\b"),
     # mmengine best: `The best checkpoint with 0.4590 coco/bbox_mAP at 5 epoch is saved to best_....pth.`
@@ -86,10 +86,11 @@ _CKPT_PATTERNS = (
     # The best so far, saved (where, the loop does not say): `✓ Saved best (val_acc=0.5000)`,
     # `*** New best AUC=0.3667 F1=0.4351 → saved`
     re.compile(
-        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:the\s+|a\s+|new\s+)?(?:[Bb]est|BEST)\s*(?:\(|[.!]*\s*$)"
+        r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:the\s+|a\s+|new\s+)?(?:[Bb]est|BEST)(?:\s*\(|[.!]*\s*$)"
     ),
     re.compile(
-        r"\b(?:[Nn]ew [Bb]est|[Bb]est|BEST|[Ii]mproved?)\b.*(?:→|->|=>)\s*(?:(?:the\s+)?(?:model|checkpoint|weights)\s+)?"
+        # (anchored, with the best a lookahead: one start per line, not one `.*` per word)
+        r"^(?=.*?\b(?:[Nn]ew [Bb]est|[Bb]est|BEST|[Ii]mproved?)\b).*(?:→|->|=>)\s*(?:(?:the\s+)?(?:model|checkpoint|weights)\s+)?"
         r"[Ss]aved\s*[.!]*\s*$"
     ),
     # TF's `Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1` is above; a bare file:
