@@ -674,3 +674,30 @@ def test_a_save_before_any_step_line_is_at_the_step_its_file_is_named_by() -> No
 )
 def test_the_end_after_a_logging_prefix(line: str) -> None:
     assert len(events(feed(["epoch 1 loss 0.5", "epoch 2 loss 0.4", line]), "finished")) == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        ("RuntimeError: cuda runtime error (2) : out of memory at /b/wheel/THCStorage.cu:66", "error"),  # PyTorch 0.4
+        ("Error: OOM when allocating tensor with shape[2048,1024,3,3] and type float on GPU:0", "error"),  # TF
+        ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate", "error"),
+        ("RuntimeError: MPS backend out of memory (MPS allocated: 8.07 GB)", "error"),
+        ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB", "error"),
+        ("2022-05-08 18:25:27,469 - INFO - WARNING: ran out of memory", "warning"),  # GPT2-Chinese: caught
+        ("| WARNING: ran out of memory, skipping batch", "warning"),  # fairseq
+    ],
+)
+def test_out_of_memory_as_each_backend_says_it(line: str, severity: str) -> None:
+    (oom,) = events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "oom")
+    assert oom.severity == severity
+
+
+def test_a_memory_figure_is_no_oom() -> None:
+    lines = ["step 1 loss 2.0 mem 3.1GB", "max memory allocated 30GB; out of memory errors: 0 expected"]
+    assert events(feed(lines), "oom") == []
+
+
+def test_a_loop_that_says_it_received_a_nan_loss() -> None:
+    lines = ["step 4691 loss 2.0", "WARNING: received a nan loss, setting loss value to 0"]  # deepspeech.pytorch
+    assert [e.data["metric"] for e in events(feed(lines), "nan")] == ["loss"]

@@ -37,7 +37,7 @@ _GLOG_SEVERITY: dict[str, Severity] = {"I": "info", "W": "warning", "E": "error"
 # Every single-line event contains one of these (`_prefiltered`): the words, the start of a
 # `Training time` summary, or what the numerics module reads (`loss is nan`, `overflow`).
 _PREFILTER = Hinted(
-    r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|OutOfMemory|Watchdog|watchdog|NCCL|nccl"
+    r"signal|Signal|SIG|KeyboardInterrupt|exitcode|out of memory|Out of memory|OutOfMemory|OOM when|Watchdog|watchdog|NCCL|nccl"
     r"|heckpoint|[Ss]av(?:e|ed|ing)\s|SAV(?:E|ED|ING)\s|[Ss]aved\b|Training completed|stopped: `max_|successfully finished"
     r"|worker group finished|Done waiting|after training is done|elastic_operator|will restart worker group"
     r"|exits successfully|SystemExit|An exception has occurred|completed training after|exits with return code|CANCELLED AT|srun: error|oom.kill|Killed|已杀死|Aborted|[Ss]egmentation fault|Terminated|Bus error"
@@ -46,7 +46,7 @@ _PREFILTER = Hinted(
     r"|Training [\w.-]+ complete in|[Ee]arly[ _-]?[Ss]top(?:ping|ped)?(?: triggered| at |\.\.)|CUDA error: |保存|训练完成"
     r"|训练结束|[Dd]ump|improv|Signaling Trainer to stop|: Assertion [`'].*' failed|Optimization [Ff]inished",
     (
-        "ignal", "SIG", "KeyboardInterrupt", "exitcode", "out of memory", "OutOfMemory", "atchdog", "NCCL", "nccl",
+        "ignal", "SIG", "KeyboardInterrupt", "exitcode", "ut of memory", "OutOfMemory", "OOM when", "atchdog", "NCCL", "nccl",
         "heckpoint", "av", "SAV", "Training ", "stopped: `max_", "finished", "done training", "done, took", "Done waiting", "after training is done",
         "elastic_operator", "will restart worker group", "exits ", "SystemExit", "An exception has occurred",
         "completed training after", "CANCELLED AT", "srun: error", "kill", "Killed", "已杀死", "Aborted",

@@ -15,6 +15,7 @@ from typing import Any
 from trainwatch.lines.assembler import Line
 from trainwatch.numbers import parse_mem_gib
 from trainwatch.parsers.base import Emitter
+from trainwatch.records import Severity
 
 _DEATH = re.compile(r"Received (\S+) death signal, shutting down workers")
 _CLOSING = re.compile(r"Sending process (\d{1,18}(?!\d)) closing signal (SIG[A-Z0-9]+)")
@@ -74,7 +75,17 @@ SIGNAL_RECEIVED = re.compile(r"Signal (\d{1,18}(?!\d)) \((SIG[A-Z0-9]+)\) receiv
 _KEYBOARD = re.compile(r"^KeyboardInterrupt(?::.*)?$")
 _NAN_RAISED = re.compile(r"\b[Ll]oss became infinite or NaN(?: at iteration=(?P<step>\d{1,18}))?")
 
-_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory")
+_OOM = re.compile(
+    r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory"
+    r"|\b(?:MPS|NPU|XPU) (?:backend )?out of memory"  # Apple MPS, Ascend, Intel GPUs
+    r"|cuda runtime error \(2\) ?: out of memory"  # PyTorch <= 0.4 (THC)
+    r"|\bOOM when allocating tensor"  # TensorFlow's ResourceExhaustedError
+    r"|RESOURCE_EXHAUSTED: Out of memory"  # XLA (JAX, TF, torch_xla)
+    # a loop that catches it and goes on: fairseq `| WARNING: ran out of memory, skipping batch`, GPT2-Chinese
+    r"|\b[Rr]an out of memory\b"
+)
+# An OOM the loop caught and went on from (it skips the batch): a warning, not an error
+_CAUGHT_OOM = re.compile(r"\bWARNING\b.{0,80}\b[Rr]an out of memory|\b[Rr]an out of memory\b.{0,200}\bskipp")
 _OOM_REQUEST = re.compile(r"Tried to allocate ([\d.]+ ?[KMGT]i?B)")
 _OOM_GPU = re.compile(r"\bGPU (\d{1,18}(?!\d))")
 
@@ -343,7 +354,8 @@ class Failures:
         m = _OOM_GPU.search(message)
         if m:
             data["gpu"] = int(m.group(1))
-        out.event("oom", "error", message, data, rank=rank, line=line.no)
+        severity: Severity = "warning" if _CAUGHT_OOM.search(message) else "error"
+        out.event("oom", severity, message, data, rank=rank, line=line.no)
         return True
 
     def nccl(self, message: str, line: Line, out: Emitter, rank: int | None) -> bool:

@@ -26,7 +26,7 @@ from trainwatch.parsers.base import Emitter
 # Every line this module reads contains one of these (part of the events pre-filter).
 PREFILTER = (
     r"(?i:\bis\s+[-+]?(?:nan|inf)|[=:]\s*[-+]?(?:nan|inf)\s*$|overflow"
-    r"|\b(?:nan|inf)\b[\w /]{0,40}?\b(?:detected|found|encountered)\b|\b(?:detected|found|encountered) (?:an? )?(?:nan|inf)\b"
+    r"|\b(?:nan|inf)\b[\w /]{0,40}?\b(?:detected|found|encountered)\b|\b(?:detected|found|encountered|received|got) (?:an? )?(?:nan|inf)\b"
     r"|\bdue to (?:an? )?(?:nan|inf)\b)"
 )
 
@@ -40,7 +40,8 @@ _SENTENCE = re.compile(
 # in the loss`, `Stopping training due to NaN or Inf ... at step 2361` (its step, when it names one).
 _DETECTED = re.compile(
     r"\b(?:NaN|nan|NAN|Inf|inf|INF)\b(?:\s*(?:or|/|and)\s*(?:Inf|inf|INF|NaN|nan))?[\w /]{0,40}?\b(?:detected|found|encountered)\b"
-    r"|\b(?:[Dd]etected|[Ff]ound|[Ee]ncountered) (?:an? )?(?:NaN|nan|NAN|Inf|inf)\b"
+    # (deepspeech.pytorch: `WARNING: received a nan loss, setting loss value to 0`)
+    r"|\b(?:[Dd]etected|[Ff]ound|[Ee]ncountered|[Rr]eceived|[Gg]ot) (?:an? )?(?:NaN|nan|NAN|Inf|inf)\b"
     r"|\b(?P<stop>[Ss]top(?:ping|ped)?|[Aa]bort(?:ing|ed)?|[Tt]erminat(?:ing|ed)) (?:the )?(?:training |run )?due to (?:an? )?(?:NaN|nan|Inf|inf)\b"
 )
 # (`No NaN detected`, `NaN values found: 0`, `skipping the check for NaN found in inputs` is no incident)
