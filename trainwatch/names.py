@@ -297,6 +297,7 @@ SYNONYMS: dict[str, str] = {
     "total_grad_norm": "grad_norm",
     "grad_l2_norm": "grad_norm",
     "valid_loss": "eval_loss",
+    "vali_loss": "eval_loss",  # Informer, Autoformer, Time-Series-Library: `Train Loss: ... Vali Loss: ... Test Loss: ...`
     "main_loss": "loss",  # Chainer's reporter: `main/loss` is the updater's target link's loss
     "validation_main_loss": "eval_loss",  # Chainer's Evaluator: `validation/main/loss`
     "dev_loss": "eval_loss",

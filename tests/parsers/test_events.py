@@ -701,3 +701,13 @@ def test_a_memory_figure_is_no_oom() -> None:
 def test_a_loop_that_says_it_received_a_nan_loss() -> None:
     lines = ["step 4691 loss 2.0", "WARNING: received a nan loss, setting loss value to 0"]  # deepspeech.pytorch
     assert [e.data["metric"] for e in events(feed(lines), "nan")] == ["loss"]
+
+
+def test_a_save_said_with_the_figure_it_was_kept_for() -> None:
+    lines = [
+        "step 1 loss 2.0",
+        "step 2 loss 1.9",
+        "Saved new best SeqAR-Diffusion model at epoch 1 with val loss 0.7877",
+    ]
+    assert len(events(feed(lines), "checkpoint")) == 1
+    assert events(feed(["step 1 loss 2.0", "step 2 loss 1.9", "Saving model with config cfg.yaml"]), "checkpoint") == []

@@ -123,3 +123,11 @@ def test_a_batch_counter_in_a_banner_with_its_figures_one_a_line_under_it() -> N
         (65, 0.0952),
         (66, 0.0921),
     ]
+
+
+def test_the_time_series_librarys_vali_loss_is_the_evaluation() -> None:
+    # Informer / Autoformer / Time-Series-Library: `Vali` is the validation set, `Test` the test set
+    line = "Epoch: 2, Steps: 225 | Train Loss: 0.1633144 Vali Loss: 0.1416130 Test Loss: 0.1429765"
+    reading = read_fields(line)
+    assert reading is not None
+    assert reading.metrics == {"loss": 0.1633144, "eval_loss": 0.141613, "test_loss": 0.1429765}

@@ -57,6 +57,8 @@ _CKPT_PATTERNS = (
         r"(?:\s+(?:to|in|into|at):?\s+(?P<path>['\"]?[^\s'\"]+)|\s*:\s*(?P<path2>\S+)|\s*,\s*(?:epoch|step|iter|iteration)\b.*"
         # (where in the run: `SAVED CHECKPOINT @ EPOCH 1`; what: dreamer's `Save checkpoint with 85 tensors and ...`)
         r"|\s*@\s*(?i:epoch|step|iter|iteration)\s*\d{1,18}\b.*|\s+with\s+\d[\d,]*\s+(?:tensors|parameters|params|variables)\b.*"
+        # (why: `Saved new best model at epoch 1 with val loss 0.7877`)
+        r"|\s+with\s+(?i:val\w*|eval\w*|valid\w*|test\w*|loss|acc\w*|best|score|metric|f1|auc|bleu|ppl|perplexity|mae|rmse)\b.*"
         # (a stamp after it: 3DGS `... Saving Gaussians [11/07 13:58:39]`; each run of spaces has one place
         # to go: `\s*\.{0,3}\s*(...)?\s*$` split a long run three ways, seconds a line)
         r"|\s*(?:\.{1,3}\s*)?(?:\[[\d/:. -]{5,30}\]\s*)?$)"
