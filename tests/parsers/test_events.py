@@ -637,6 +637,8 @@ def test_saves_after_a_logging_prefix_and_in_more_families(line: str) -> None:
         "save in: ./output",
         "Saving best: False",
         "Best model will be saved to out/best.pth",
+        "The loop will save to out/model.pth",
+        "Going to save best",
         "Saving current config: cfg.yaml",
         "Saving vocab: vocab.bin",
         "保存最佳模型路径: ./out",

@@ -82,12 +82,14 @@ _CKPT_PATTERNS = (
     # saving to checkpoint-10.gguf`, `saving to lora.bin`, `Saved to ./out/ckpt_3.pt`, PointNet++'s `Saving at
     # log/.../best_model.pth`, RecBole's `Saving current: saved/MAMO-Nov-12-2022_21-12-41.pth`
     re.compile(
-        r"(?<!will be )(?<!to be )(?<!would be )(?<!shall be )"  # (`Best model will be saved to out/best.pth`: not yet)
+        # (`Best model will be saved to out/best.pth`, `will save to out.pth`: not yet)
+        r"(?<!will be )(?<!to be )(?<!would be )(?<!shall be )(?<![Ww]ill )(?<!to )(?<![Ww]ould )"
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:(?:to|into|at|in)\s+|\w+:\s+)['\"]?(?P<path4>[^\s'\"]+)['\"]?\s*\.{0,3}$"
     ),
     # The best so far, saved (where, the loop does not say): `✓ Saved best (val_acc=0.5000)`,
     # `*** New best AUC=0.3667 F1=0.4351 → saved`
     re.compile(
+        r"(?<![Ww]ill )(?<!to )(?<![Ww]ould )"
         r"\b(?:[Ss]av(?:e|ed|ing)|SAV(?:E|ED|ING))\s+(?:the\s+|a\s+|new\s+)?(?:[Bb]est|BEST)(?:\s*\(|[.!]*\s*$)"
     ),
     re.compile(
