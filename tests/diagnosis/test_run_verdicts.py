@@ -208,3 +208,14 @@ def test_a_crash_after_reports_without_step_numbers_says_so(tmp_path: Path) -> N
     assert any(m.startswith("the run crashed after its last report") for m in messages), messages
     assert any(m.startswith("loss first became NaN/inf at line 3") for m in messages), messages
     assert not any("before the first step" in m or "step None" in m for m in messages), messages
+
+
+def test_a_final_evaluation_after_the_end_marker_keeps_the_run_finished(tmp_path: Path) -> None:
+    # pygcn and the loops copied from it: the end, then the test set's figures at the same step, later
+    log = _copy(
+        Path(__file__).resolve().parents[1] / "corpus" / "custom_loop_q" / "gcn_knn_graph_iter_time_finish.log",
+        tmp_path / "gcn.log",
+    )
+    data = _summary(log)
+    assert data["status"] == "finished", data["reason"]
+    assert "Optimization Finished!" in data["reason"]

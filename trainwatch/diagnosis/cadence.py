@@ -80,6 +80,12 @@ def cadence(store: Store, key: RankKey) -> Cadence:
     progress_t = math.nan
     if timed:
         s_k, t_k = timed[-1]
+        # (when the last step was reached: a record at that step after it is no progress, a final
+        # evaluation after `Optimization Finished!`, an epoch's summary)
+        at = len(timed) - 1
+        while at > 0 and timed[at - 1][0] == s_k:
+            at -= 1
+        t_k = timed[at][1]
         last_step = obs[-1].step if obs and obs[-1].step is not None else s_k
         progress_t = t_k
         if last_step > s_k and not math.isnan(sec_per_step):
