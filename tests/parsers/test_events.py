@@ -713,3 +713,17 @@ def test_a_save_said_with_the_figure_it_was_kept_for() -> None:
     ]
     assert len(events(feed(lines), "checkpoint")) == 1
     assert events(feed(["step 1 loss 2.0", "step 2 loss 1.9", "Saving model with config cfg.yaml"]), "checkpoint") == []
+
+
+def test_ray_tunes_end_names_the_iteration_it_ended_at() -> None:
+    line = "Trial TorchTrainer_8dace_00004 completed training after 20 iterations at 2023-06-23 15:30:42."
+    (end,) = events(feed([line]), "finished")
+    assert end.step == 20
+
+
+def test_the_agents_wait_after_a_failed_worker_group_is_no_end() -> None:
+    prefix = "INFO:torch.distributed.elastic.agent.server.api:"
+    failed = [prefix + "Local worker group finished (FAILED). Waiting 300 seconds for other agents to finish"]
+    done = [prefix + "Done waiting for other agents. Elapsed: 0.0007698535919189453 seconds"]
+    assert events(feed(failed + done), "finished") == []
+    assert len(events(feed(done), "finished")) == 1

@@ -20,7 +20,11 @@ _FINISHED = (
     ("megatron", re.compile(r"\[after training is done\]")),
     # Ray Train / Tune (>= 2.5): `Training completed after 20 iterations at 2023-06-23 15:30:42.`,
     # `Trial TorchTrainer_8dace_00004 completed training after 20 iterations at ...`
-    ("ray", re.compile(r"^(?:Training completed|Trial \S+ completed training) after \d{1,18} iterations\b")),
+    # (the iterations it ran are the step it ended at: the trial's result box may come after the line)
+    (
+        "ray",
+        re.compile(r"^(?:Training completed|Trial \S+ completed training) after (?P<iterations>\d{1,18}) iterations\b"),
+    ),
     # A loop's own last word, on a line of its own: BasicSR `End of training. Time consumed: 3:06:01`, Coqui
     # `Training finished!`, `Finished training`, `Training complete.`, DL4J examples' `Training is Done`, dlib's
     # examples' `done training` (not Ray's
@@ -83,6 +87,12 @@ _FINISHED = (
 )
 
 
+# torchrun's agent after a failed worker group: the wait for the other agents that follows ends nothing well
+_GROUP_FAILED = re.compile(
+    r"Local worker group finished \(WorkerState\.FAILED\)|Local worker group finished \(FAILED\)"
+)
+
+
 class FinishMarkers:
     """The end-of-run markers of one source, each family's reported once per attempt."""
 
@@ -91,13 +101,17 @@ class FinishMarkers:
 
     def line(self, body: str, message: str, line: Line, out: Emitter) -> bool:
         """message: the body after its logging prefix (timestamps, levels, logger labels)."""
+        if _GROUP_FAILED.search(message):
+            self._finished.add("torchrun")  # (its `Done waiting for other agents` after it is no clean end)
+            return False
         for family, pattern in _FINISHED:
             m = pattern.search(message)
             if m:
                 if family not in self._finished:
                     self._finished.add(family)
                     data = {m.group(1): int(m.group(2))} if family == "lightning" else {}
-                    out.event("finished", "info", body, data, line=line.no)
+                    step = int(m.group("iterations")) if family == "ray" else None
+                    out.event("finished", "info", body, data, line=line.no, step=step)
                 return True
         return False
 
