@@ -219,3 +219,15 @@ def test_a_final_evaluation_after_the_end_marker_keeps_the_run_finished(tmp_path
     data = _summary(log)
     assert data["status"] == "finished", data["reason"]
     assert "Optimization Finished!" in data["reason"]
+
+
+def test_out_of_memory_the_loop_caught_is_a_warning_not_the_end(tmp_path: Path) -> None:
+    # GPT2-Chinese catches the OOM, prints `WARNING: ran out of memory` and goes on with the next batch
+    log = _copy(
+        Path(__file__).resolve().parents[1] / "corpus" / "custom_loop_q" / "gpt2_chinese_batch_lr_list_oom.log",
+        tmp_path / "gpt2.log",
+    )
+    data = _summary(log)
+    assert data["status"] == "stalled", data["reason"]  # (the log ends there, an hour ago: not a crash)
+    (memory,) = [f for f in data["findings"] if f["kind"] == "memory_pressure"]
+    assert "ran out of device memory 10 times" in memory["message"]

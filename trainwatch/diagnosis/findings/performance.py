@@ -145,6 +145,20 @@ def slowdown_finding(store: Store) -> Finding | None:
 
 
 def memory_finding(store: Store) -> Finding | None:
+    caught = [e for e in store.events if e.kind == "oom" and e.severity == "warning"]
+    if caught:
+        # (fairseq's `WARNING: ran out of memory, skipping batch`: the run goes on without those batches)
+        last = caught[-1]
+        where = f" (the last after step {last.step})" if last.step is not None else ""
+        times = "once" if len(caught) == 1 else f"{len(caught)} times"
+        skipped = "the batch" if len(caught) == 1 else "each of those batches"
+        message = f"the loop ran out of device memory {times} and skipped {skipped}{where}"
+        remedy = (
+            "each skipped batch is data the model never sees: reduce the micro-batch size or the longest sequence, "
+            "enable activation checkpointing, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+        )
+        ranks = tuple(sorted({e.rank for e in caught if e.rank is not None}))
+        return Finding("memory_pressure", "warning", ranks, (), message, remedy)
     for key, series in store.series_named("mem_pct"):
         _steps, values = recent(series, 64)
         if values and median(values) >= MEM_PCT_HIGH:
