@@ -54,8 +54,9 @@ SEED002_PHASES_MS = [
     (362.24, 1046.30, 7.93, 102.49),
 ]
 # seed 002, last lines 7054-7080
+# (severities as the events parser gives them: the agent's death-signal line is an error, its SIGHUPs to the workers warnings)
 SEED002_TAIL = [
-    (7054, "signal", "warning", "Received 1 death signal, shutting down workers", {"signal": "SIGHUP"}),
+    (7054, "signal", "error", "Received 1 death signal, shutting down workers", {"signal": "SIGHUP"}),
     (7055, "signal", "warning", "Sending process 3664692 closing signal SIGHUP", {"signal": "SIGHUP"}),
     (7056, "signal", "warning", "Sending process 3664693 closing signal SIGHUP", {"signal": "SIGHUP"}),
     (7057, "signal", "warning", "Sending process 3664694 closing signal SIGHUP", {"signal": "SIGHUP"}),

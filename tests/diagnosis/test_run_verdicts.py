@@ -231,3 +231,18 @@ def test_out_of_memory_the_loop_caught_is_a_warning_not_the_end(tmp_path: Path) 
     assert data["status"] == "stalled", data["reason"]  # (the log ends there, an hour ago: not a crash)
     (memory,) = [f for f in data["findings"] if f["kind"] == "memory_pressure"]
     assert "ran out of device memory 10 times" in memory["message"]
+
+
+def test_a_crash_names_the_worker_that_failed_not_the_agents_sigterms_to_the_others(tmp_path: Path) -> None:
+    # ColossalAI issue 3514: torchrun SIGTERMs three workers, then says local rank 3 died of SIGKILL
+    log = _copy(
+        Path(__file__).resolve().parents[1]
+        / "corpus"
+        / "colossalai"
+        / "coati_sigterm_then_exitcode_minus9_issue3514.log",
+        tmp_path / "coati.log",
+    )
+    data = _summary(log)
+    assert data["status"] == "crashed"
+    assert data["reason"].startswith("failed (exitcode: -9) local_rank: 3"), data["reason"]
+    assert "SIGKILL" in data["reason"]

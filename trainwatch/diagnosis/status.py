@@ -294,7 +294,10 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 first_fail = None
         if first_fail is not None:
             root = root_cause_event(store, index)
-            cause = root if root is not None else first_fail
+            # (without a rank's own error, the launcher's error rather than its warnings: torchrun's `failed
+            # (exitcode: -9) local_rank: 3`, not the `Sending process N closing signal SIGTERM` to the others before it)
+            errors = [e for e in hard if e.severity == "error"]
+            cause = root if root is not None else first_by_order(errors, source_order) or first_fail
             said = failure_sentence(cause)
             ranks = _with_inherited(per_rank, noted, "crashed", {e.rank for e in hard if e.rank is not None})
             return RunStatus(
