@@ -246,3 +246,13 @@ def test_a_crash_names_the_worker_that_failed_not_the_agents_sigterms_to_the_oth
     assert data["status"] == "crashed"
     assert data["reason"].startswith("failed (exitcode: -9) local_rank: 3"), data["reason"]
     assert "SIGKILL" in data["reason"]
+
+
+def test_the_pace_of_a_loop_that_prints_its_clock(tmp_path: Path) -> None:
+    # `step   4360 | loss 0.195255 | best 0.192754 | 2137.9s`: seconds since the start, 4.9 s per 10 steps
+    log = _copy(
+        next((Path(__file__).resolve().parents[1] / "corpus" / "custom_loop_n").glob("shakespeare_gpt2_124m_*.log")),
+        tmp_path / "gpt2.log",
+    )
+    data = _summary(log)
+    assert abs(data["sec_per_step"] - 0.49) < 0.01, data["sec_per_step"]  # (not 2231 s, the clock's value)

@@ -131,3 +131,25 @@ def test_the_time_series_librarys_vali_loss_is_the_evaluation() -> None:
     reading = read_fields(line)
     assert reading is not None
     assert reading.metrics == {"loss": 0.1633144, "eval_loss": 0.141613, "test_loss": 0.1429765}
+
+
+def test_a_clock_printed_where_a_step_time_would_be_is_the_elapsed_time() -> None:
+    # a hand-written GPT-2 loop: `step   4360 | loss 0.195 | best 0.193 | 2137.9s`, seconds since it began
+    lines = [f"step {s:6d} | loss {2 - s / 1e4:.6f} | best 0.1 | {0.49 * s + 1.3:.1f}s" for s in range(4360, 4460, 10)]
+    got = steps(feed(lines))
+    assert [("step_time_s" in s.metrics, "elapsed_s" in s.metrics) for s in got][2:5] == [
+        (True, False),  # (three rises decide: the first prints are taken as printed)
+        (False, True),
+        (False, True),
+    ]
+    assert got[-1].metrics["elapsed_s"] == round(0.49 * 4450 + 1.3, 1)
+
+
+def test_step_times_that_rise_by_chance_stay_step_times() -> None:
+    # llama2.c's per-iteration milliseconds, a few rises in a row among the noise; pyiqa's `time (data)`
+    times = [9.71, 9.83, 9.95, 9.62, 9.9, 9.7, 9.84, 9.99, 9.6]
+    lines = [f"{600 + 10 * i} | loss 6.1 | lr 5e-05 | {t * 1000:.2f}ms | mfu 0.19%" for i, t in enumerate(times)]
+    assert all("elapsed_s" not in s.metrics for s in steps(feed(lines)))
+    pyiqa = [(1100, 1.758), (1200, 1.886), (1300, 2.047), (1400, 2.023)]
+    lines = [f"[epoch: 1, iter: {i:,}, lr:(2.7e-05,)] [time (data): {t} (0.52)] l_mos: 8.4e-04" for i, t in pyiqa]
+    assert all("elapsed_s" not in s.metrics for s in steps(feed(lines)))

@@ -12,7 +12,7 @@ import operator
 from dataclasses import dataclass
 
 from trainwatch.diagnosis.segments import current_keys
-from trainwatch.diagnosis.window import median, pace_s
+from trainwatch.diagnosis.window import clock_pace_s, median, pace_s
 from trainwatch.store.store import RankKey, Store, key_order
 
 _STEP = operator.attrgetter("step")
@@ -63,7 +63,12 @@ def cadence(store: Store, key: RankKey) -> Cadence:
     else:
         deltas = [d for d in map(operator.sub, steps[1:], steps) if d > 0]
     steps_per_record = median(deltas) if deltas else 1.0
-    step_time = pace_s(store.series.get(key.series_key("metric", "step_time_s")))
+    printed = store.series.get(key.series_key("metric", "step_time_s"))
+    step_time = pace_s(printed)
+    clock = store.series.get(key.series_key("metric", "elapsed_s"))
+    if clock is not None and len(clock) >= 2 and (printed is None or printed.steps[-1] < clock.steps[-1]):
+        # a clock printed where the step time was (the generic reader tells them apart after a few prints)
+        step_time = clock_pace_s(clock)
     sec_per_step = median(rates) if rates else step_time
     # Lines without timestamps between timed ones (Megatron's iteration lines between DeepSpeed's
     # timed `step=` lines) still arrive at the log interval: pace x interval is the usual gap.

@@ -6,6 +6,7 @@ outliers (the first step, an eval pause, a checkpoint save) that must not move a
 
 from __future__ import annotations
 
+import itertools
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
@@ -86,3 +87,12 @@ def pace_s(series: Series | None) -> float:
     """The pace every screen shows: the median printed step time of the recent window (after
     warm-up); nan when the log prints no step time."""
     return median(recent_values(series, PACE_WINDOW))
+
+
+def clock_pace_s(series: Series | None) -> float:
+    """The pace a printed clock says (`elapsed_s`, seconds since the run began): the median of its
+    rises over the steps between two prints, in the recent window; nan with fewer than two prints."""
+    steps, values = recent(series, PACE_WINDOW, skip_warmup=False)
+    points = list(zip(steps, values, strict=True))
+    rates = [(v1 - v0) / (s1 - s0) for (s0, v0), (s1, v1) in itertools.pairwise(points) if s1 > s0 and v1 >= v0]
+    return median(rates) if rates else math.nan

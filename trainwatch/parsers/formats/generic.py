@@ -24,6 +24,7 @@ has E x (steps of an epoch) steps.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import OrderedDict
@@ -180,6 +181,36 @@ class _Template:
     uncounted_seen: int = 0  # times this shape printed a loss with no counter at all
     counts_run: bool | None = None  # its `Step [n/M]` beside `Epoch [e/E]` counts the run (`_counts_the_run`)
     per_epoch: bool = False  # its step counter printed the same value in every epoch: the epoch counts
+    clock: list[tuple[int, float]] = field(default_factory=list)  # its last (step, step time) pairs
+    elapsed: bool | None = None  # its `step time` is the run's clock (`_Clock`); None: not known yet
+
+
+# A "step time" that is the run's clock: every print larger, by what the steps between took, and about
+# the pace times the step (OpenNMT-py's `7887 sec`, ParlAI's `time`, DCGAN's `time: 299.8392`, `step 4360
+# | loss 0.195 | 2137.9s`). From the fourth such print on it goes out as `elapsed_s` (the pace is then taken
+# from it, `diagnosis/cadence.py`): read as a step time it made the run look 30 minutes a step, its ETA days
+# and its stall threshold hours. Four prints decide: three rises in a row, each at the pace the clock's value
+# over its step says (within 25 %), are no step time's noise (two prints were, in llama2.c's `9832.19ms`,
+# three in pyiqa's `time (data): 1.886 (0.52)`). A print lower than the one before sends the figure back to
+# `step_time_s` for good.
+_CLOCK_RATIO = 1.25
+_CLOCK_POINTS = 4
+
+
+def _near(a: float, b: float) -> bool:
+    return b / _CLOCK_RATIO <= a <= b * _CLOCK_RATIO
+
+
+def _is_clock(points: list[tuple[int, float]]) -> bool:
+    rates = []
+    for (s0, v0), (s1, v1) in itertools.pairwise(points):
+        if not (s1 > s0 > 0 and v1 > v0 > 0):
+            return False
+        rate = (v1 - v0) / (s1 - s0)
+        if not _near(rate, v1 / s1):
+            return False
+        rates.append(rate)
+    return all(_near(a, b) for a, b in itertools.pairwise(rates))
 
 
 def _step_of(reading: Reading, template: _Template) -> tuple[int, dict[str, float]] | None:
@@ -275,6 +306,24 @@ def _evaluation_only(metrics: dict[str, float]) -> bool:
     """Whether a reading's figures are an evaluation's only (beside the run's epoch and total)."""
     names = [n for n in metrics if n not in ("epoch", "total_steps")]
     return bool(names) and all(n.startswith("eval_") for n in names)
+
+
+def _clock_time(template: _Template, reports: list[dict[str, float]], steps: list[int]) -> None:
+    """Rename a clock's `step_time_s` to `elapsed_s` in the reports about to go out (in place)."""
+    for metrics, step in zip(reports, steps, strict=True):
+        value = metrics.get("step_time_s")
+        if value is None:
+            continue
+        template.clock.append((step, value))
+        del template.clock[:-_CLOCK_POINTS]
+        if template.elapsed is None and len(template.clock) == _CLOCK_POINTS and _is_clock(template.clock):
+            template.elapsed = True
+        elif template.elapsed and value < template.clock[-2][1]:
+            # (a clock never goes back: a step time it is from here on; a clock may rise more than its
+            # pace between two prints, an evaluation or a sample saved between them)
+            template.elapsed = False
+        if template.elapsed:
+            metrics["elapsed_s"] = metrics.pop("step_time_s")
 
 
 def _release(out: Emitter, held: list[_Held]) -> None:
@@ -669,6 +718,8 @@ class GenericParser(Parser):
         line_no: int,
     ) -> bool:
         """The shape is progress: the lines held before this one go out first, then this one's step."""
+        if template.elapsed is not False:
+            _clock_time(template, [*(h.metrics for h in earlier), metrics], [*(h.step for h in earlier), step])
         if earlier:
             _release(out, earlier)
         template.held = []
