@@ -256,3 +256,15 @@ def test_the_pace_of_a_loop_that_prints_its_clock(tmp_path: Path) -> None:
     )
     data = _summary(log)
     assert abs(data["sec_per_step"] - 0.49) < 0.01, data["sec_per_step"]  # (not 2231 s, the clock's value)
+
+
+def test_one_report_then_the_end_of_the_run(tmp_path: Path) -> None:
+    # the first report of a shape waits for the shape to repeat; what ends the run after it happened there
+    report = "epoch 1 step 10 loss 2.31 lr 0.001\n"
+    crash = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    main()\n'
+    crash += "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    for name, tail, status in (("oom", crash, "crashed"), ("end", "Training complete.\n", "finished")):
+        src = tmp_path / f"{name}.src"
+        src.write_text(report + tail)
+        data = _summary(_copy(src, tmp_path / f"{name}.log"))
+        assert (data["status"], data["last_step"]) == (status, {"-": 10}), data["reason"]  # (no rank: "-")

@@ -138,6 +138,11 @@ class Parser(ABC):
         one — a finished traceback held in case a chained one follows — so it keeps its attempt,
         its step and its place before the `restart` event."""
 
+    def held_step(self) -> int | None:
+        """The step of a report this parser holds until it knows it is progress (the generic reader
+        holds a new shape's first line until the shape repeats): an event after it happened there."""
+        return None
+
     def bulk_template(self, text: str) -> BulkTemplate | None:
         """Called right after this parser understood `text` (catch-up only): the exact shape of
         such lines, so history can be read in bulk (see `parsers/bulk.py`). None: per line."""

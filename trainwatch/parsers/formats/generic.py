@@ -579,6 +579,19 @@ class GenericParser(Parser):
         self._close_header(out)
         self._unconfirmed_non_finite(out)
 
+    def held_step(self) -> int | None:
+        """The step of the report a lone report at the end would be (`after_finish`), while it waits."""
+        if self._last_step is not None:
+            return None
+        steps = [
+            h.step
+            for shape, template in self._templates.items()
+            if not template.confirmed and not shape.startswith("header ")
+            for h in template.held
+            if h.named and "loss" in h.metrics
+        ]
+        return max(steps) if steps else None
+
     def after_finish(self, out: Emitter) -> None:
         """A run that printed one step report, and no other step the source read from any format
         (Lingvo's `step:   905 ... loss:4.96068` before minutes of `Steps/second: 0.014225`): at the end

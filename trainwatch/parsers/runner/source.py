@@ -32,6 +32,9 @@ from trainwatch.parsers.runner.triggers import TriggerIndex
 from trainwatch.parsers.timestamps import line_time
 from trainwatch.records import Event, Phases, Profile, Severity
 
+# Events that end a run: placed at a held report's step when no step went out before them
+_ENDS = frozenset(("crash", "oom", "traceback", "signal", "nccl_timeout", "nan", "finished"))
+
 
 class SourceParser:
     """Parses one source. Not thread-safe: one reader thread feeds it."""
@@ -358,6 +361,12 @@ class SourceParser:
         rank, host = self._origin(rank, line, is_progress=False)
         if step is None:
             step = self._segments.step_of_event(rank)
+        if step is None and kind in _ENDS:
+            # (`epoch 1 step 10 loss 2.31`, then a traceback: the first report is held until its shape
+            # repeats, and the crash came after it. Not for a save mid-run: a shape that repeats may be
+            # read otherwise then, its step counter counting within each epoch)
+            held = [s for s in (p.held_step() for p in self.parsers) if s is not None]
+            step = max(held) if held else None
         self._sink(
             Event(
                 self.source,
