@@ -727,3 +727,10 @@ def test_the_agents_wait_after_a_failed_worker_group_is_no_end() -> None:
     done = [prefix + "Done waiting for other agents. Elapsed: 0.0007698535919189453 seconds"]
     assert events(feed(failed + done), "finished") == []
     assert len(events(feed(done), "finished")) == 1
+
+
+def test_wandbs_finish_after_a_clean_exit_is_the_end() -> None:
+    done = "wandb: Waiting for W&B process to finish... (success)."
+    failed = "wandb: Waiting for W&B process to finish... (failed 255). Press Control-C to abort syncing."
+    assert len(events(feed(["step 1 loss 2.0", done]), "finished")) == 1
+    assert events(feed(["step 1 loss 2.0", failed]), "finished") == []

@@ -80,6 +80,9 @@ _FINISHED = (
         "training_time",
         re.compile(r"^(?:Total )?[Tt]raining [Tt]ime:?\s+(?:\d{1,9} days?, )?\d[\d:.]*\s*(?:s|m|min|mins|h)?$"),
     ),
+    # wandb's finish when the script ends without an error: `wandb: Waiting for W&B process to finish... (success).`
+    # (`(failed 1)` after an exception is not)
+    ("wandb", re.compile(r"\bWaiting for W&B process to finish\.\.\. \(success\)")),
     # dlib's examples: `done training` alone on its line
     ("dlib", re.compile(r"^\W*done training\s*[.!]*$")),
     # keras-rl's `fit` and `test` when their loop returns: `done, took 304.161 seconds`
