@@ -268,3 +268,15 @@ def test_one_report_then_the_end_of_the_run(tmp_path: Path) -> None:
         src.write_text(report + tail)
         data = _summary(_copy(src, tmp_path / f"{name}.log"))
         assert (data["status"], data["last_step"]) == (status, {"-": 10}), data["reason"]  # (no rank: "-")
+
+
+def test_the_end_is_said_in_the_trainers_words_without_its_logging_prefix(tmp_path: Path) -> None:
+    src = tmp_path / "fairseq.src"
+    src.write_text(
+        "epoch 1 step 10 loss 2.31\nepoch 1 step 20 loss 2.21\n"
+        "2023-05-01 10:00:00 | INFO | fairseq_cli.train | done training in 8354.1 seconds\n"
+        "wandb: Waiting for W&B process to finish... (success).\n"
+    )
+    data = _summary(_copy(src, tmp_path / "fairseq.log"))
+    assert data["status"] == "finished"
+    assert data["reason"] == "done training in 8354.1 seconds (step 20)"

@@ -734,3 +734,21 @@ def test_wandbs_finish_after_a_clean_exit_is_the_end() -> None:
     failed = "wandb: Waiting for W&B process to finish... (failed 255). Press Control-C to abort syncing."
     assert len(events(feed(["step 1 loss 2.0", done]), "finished")) == 1
     assert events(feed(["step 1 loss 2.0", failed]), "finished") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "300 epochs completed in 12.345 hours.",  # Ultralytics (YOLOv5, YOLOv8)
+        "2023-05-01 10:00:00 | INFO | fairseq_cli.train | done training in 8354.1 seconds",  # fairseq
+        "*** Best metric: 80.1 (epoch 299)",  # timm's train.py
+    ],
+)
+def test_the_ends_frameworks_print_after_their_loop(line: str) -> None:
+    assert len(events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "finished")) == 1
+
+
+def test_detectron2s_total_training_time_is_no_end() -> None:
+    # its hooks print it in a `finally`: after an exception as after the last iteration
+    line = "[05/01 10:00:00 d2.engine.hooks]: Total training time: 0:01:15 (0:00:08 on hooks)"
+    assert events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "finished") == []

@@ -43,6 +43,7 @@ from trainwatch.diagnosis.progress import NO_PROGRESS, Part, Progress, progress,
 from trainwatch.diagnosis.segments import superseded
 from trainwatch.diagnosis.units import fmt_duration
 from trainwatch.diagnosis.window import median_without
+from trainwatch.parsers.fields import prefix_end
 from trainwatch.records import Event
 from trainwatch.store.store import RankKey, Store
 
@@ -211,7 +212,12 @@ def where_in_run(step: int | None, reports: bool = False) -> str:
 
 
 LOGGER_PREFIX = re.compile(r"^(?:WARNING|ERROR|INFO|CRITICAL|DEBUG):[\w.]+:\s*")
-BRACKET_PREFIX = re.compile(r"^(?:\[[^\]]*\]\s*)+")  # `[2022-09-08 12:07:13,642] [INFO] [launch.py:318:main] `
+BRACKET_PREFIX = re.compile(r"^(?:\[[^\]]*\]:?\s*)+")  # `[2022-09-08 12:07:13,642] [INFO] [launch.py:318:main] `
+
+
+def _after_prefix(text: str) -> str:
+    """The end marker's words without its logging prefix (fairseq's `2023-05-01 10:00:00 | INFO | fairseq_cli.train | `)."""
+    return text[prefix_end(text) :]
 
 
 def failure_sentence(e: Event) -> str:
@@ -304,9 +310,11 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
                 "crashed", f"{said}{where_in_run(last_step, reports)}", ranks, failure=cause, cause=said, **common
             )
         if finish is not None:
-            said = (
-                BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", finish.message.strip())) or "the run reported completion"
-            )
+            # (the trainer's word over wandb's `Waiting for W&B process to finish... (success).` after it)
+            own = [e for e in terminal_finished if e.source == finish.source and "W&B process" not in e.message]
+            marker = own[-1] if own else finish
+            said = _after_prefix(BRACKET_PREFIX.sub("", LOGGER_PREFIX.sub("", marker.message.strip())))
+            said = said or "the run reported completion"
             reason = said + (f" (step {last_step})" if last_step is not None else "")
             ranks = _with_inherited(per_rank, noted, "finished", set())
             return RunStatus("finished", reason, ranks, cause=said, **common)

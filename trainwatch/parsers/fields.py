@@ -45,8 +45,9 @@ from trainwatch.numbers import parse_duration_s, parse_mem_gib, parse_number
 _PREFIX_PART = re.compile(
     r"""[\s|\-:>\]]*(?:
         (?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL):[\w.<>-]+:(?=\S)  # INFO:tensorflow:loss = ..., INFO:__main__:✅ Done
-      | \[\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[ T_]\d{1,2}:\d{2}(?![^\]\[\n]{0,100}?(?i:loss|=))[^\]\[\n]{0,100}\]  # one bracket:
-        # `[2024-11-15 13:21:57,096  INFO  train.py  line 119  2491476]` (not one holding figures)
+      | \[(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}/\d{1,2})[ T_]\d{1,2}:\d{2}(?![^\]\[\n]{0,100}?(?i:loss|=))[^\]\[\n]{0,100}\]:?
+        # one bracket: `[2024-11-15 13:21:57,096  INFO  train.py  line 119  2491476]`, detectron2's
+        # `[05/01 10:00:00 d2.engine.hooks]:` (not one holding figures)
       | \[(?!(?i:epoch|epochs|step|steps|iter|iters|iteration|batch|loss|lr)\])[\w.:-]{1,24}\]:  # launcher labels: [0434:0]:, [default0]: (not CoupletAI's `[epoch]: 199`)
       | (?:\[?\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[ T_,]+\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?)?(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC))?\]?
       | \[?\d{1,2}([/-])\d{1,2}(?:\1\d{2,4})?[ ,-]+\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\]?  # `09/02 20:39:12`, `09-02 ...`
@@ -58,6 +59,7 @@ _PREFIX_PART = re.compile(
       | \[?(?:rank|Rank|RANK)\s*\d+\]?:?
       | [A-Za-z_][\w.]{0,80}:[\w<>]{1,60}:\d{1,6}(?=\s+-\s)  # loguru: `trainers.base_trainer:train_epochs:256 - `
       | (?:__main__|root)(?=\s+-\s)  # logging's `%(name)s - ` of a script's own logger
+      | [A-Za-z_]\w*(?:\.\w+)+(?=\s+\|\s)  # a dotted logger's name between pipes: fairseq's `| INFO | fairseq_cli.train | `
     )(?:(?=[\s|\-:\]]|$)|(?<=\]))  # (a closed bracket needs no separator: `[2022-06-27 05:56:21,505]Optimization Finished!`)
     )""",
     re.X,

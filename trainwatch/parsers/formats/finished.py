@@ -83,6 +83,14 @@ _FINISHED = (
     # wandb's finish when the script ends without an error: `wandb: Waiting for W&B process to finish... (success).`
     # (`(failed 1)` after an exception is not)
     ("wandb", re.compile(r"\bWaiting for W&B process to finish\.\.\. \(success\)")),
+    # Ultralytics (YOLOv5, YOLOv8 and later) after its last epoch: `300 epochs completed in 12.345 hours.`
+    ("ultralytics", re.compile(r"^\s*\d{1,9} epochs? completed in \d{1,9}(?:\.\d+)? hours\.?\s*$")),
+    # fairseq's train.py when its loop returns: `done training in 8354.1 seconds`
+    ("fairseq", re.compile(r"^(?:\|\s*)?done training in \d{1,12}(?:\.\d+)? seconds\s*$")),
+    # timm's train.py after its epochs: `*** Best metric: 80.1 (epoch 299)` (also after a Ctrl-C it caught: the
+    # run ended there either way). Not detectron2's `Total training time: 0:01:15 (0:00:08 on hooks)`: its
+    # hooks print it in a `finally`, after an exception too.
+    ("timm", re.compile(r"^\*\*\* Best metric: [-\d.eE+]+ \(epoch \d{1,9}\)\s*$")),
     # dlib's examples: `done training` alone on its line
     ("dlib", re.compile(r"^\W*done training\s*[.!]*$")),
     # keras-rl's `fit` and `test` when their loop returns: `done, took 304.161 seconds`
