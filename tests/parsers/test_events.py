@@ -752,3 +752,23 @@ def test_detectron2s_total_training_time_is_no_end() -> None:
     # its hooks print it in a `finally`: after an exception as after the last iteration
     line = "[05/01 10:00:00 d2.engine.hooks]: Total training time: 0:01:15 (0:00:08 on hooks)"
     assert events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "finished") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Training Completed!!! Saving pre-trained model to ./out", "TRAINING COMPLETE", "training complete"],
+)
+def test_the_loops_last_word_in_any_case(line: str) -> None:
+    assert len(events(feed(["step 1 loss 2.0", "step 2 loss 1.9", line]), "finished")) == 1
+
+
+def test_an_ides_exit_code_under_a_pasted_log() -> None:
+    lines = ["step 1 loss 2.0", "step 2 loss 1.9", ""]
+    assert len(events(feed([*lines, "Process finished with exit code 0"]), "finished")) == 1
+    (crash,) = events(feed([*lines, "Process finished with exit code 1"]), "crash")
+    assert crash.data["exitcode"] == 1
+    (killed,) = events(
+        feed([*lines, "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)"]), "signal"
+    )
+    assert killed.data["signal"] == "SIGKILL"
+    assert events(feed([*lines, "Process finished with exit code 1"]), "finished") == []

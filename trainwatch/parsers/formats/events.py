@@ -44,7 +44,7 @@ _PREFILTER = Hinted(
     r"|Illegal instruction|Floating point exception|User defined signal|TERM_|terminate called|End of training"
     r"|Training (?:is )?(?:finished|complete|[Dd]one)|Finished [Tt]raining|done training|done, took|Successfully completed|\^C"
     r"|Training [\w.-]+ complete in|[Ee]arly[ _-]?[Ss]top(?:ping|ped)?(?: triggered| at |\.\.)|CUDA error: |保存|训练完成"
-    r"|训练结束|[Dd]ump|improv|Signaling Trainer to stop|: Assertion [`'].*' failed|Optimization [Ff]inished|W&B process to finish|epochs? completed in|\*\*\* Best metric",
+    r"|训练结束|[Dd]ump|improv|Signaling Trainer to stop|: Assertion [`'].*' failed|Optimization [Ff]inished|W&B process to finish|Process finished with exit code|[Tt]raining (?:is )?(?:[Ff]inished|[Cc]omplete|[Dd]one)|TRAINING (?:IS )?(?:FINISHED|COMPLETE|DONE)|epochs? completed in|\*\*\* Best metric",
     (
         "ignal", "SIG", "KeyboardInterrupt", "exitcode", "ut of memory", "OutOfMemory", "OOM when", "atchdog", "NCCL", "nccl",
         "heckpoint", "av", "SAV", "Training ", "stopped: `max_", "finished", "done training", "done, took", "Done waiting", "after training is done",
@@ -53,7 +53,7 @@ _PREFILTER = Hinted(
         "egmentation fault", "Terminated", "Bus error", "Illegal instruction", "Floating point exception",
         "End of training", "Finished ", "Successfully completed", "terminate called", "TERM_", "^C",
         "arly", "CUDA error: ", "保存", "训练完成", "训练结束", "ump", "improv", "Signaling Trainer",
-        ": Assertion ", "Optimization ", "W&B process", " completed in", "*** Best metric",
+        ": Assertion ", "Optimization ", "W&B process", " completed in", "*** Best metric", "exit code", "raining ", "TRAINING ",
     ),
 )  # fmt: skip
 _TRAINING_TIME = re.compile(r"(?:Total )?[Tt]raining [Tt]ime")

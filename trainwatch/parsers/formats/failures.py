@@ -107,6 +107,11 @@ _NCCL_ECHO = (
 _IPYTHON_EXIT_NOTE = "An exception has occurred, use %tb to see the full traceback."
 _SYSTEM_EXIT = re.compile(r"^SystemExit(?::(?P<code>.*)|\s*)$")  # (the code stripped: `.*?\s*$` was quadratic)
 _CLEAN_EXIT_CODES = ("", "0", "None", "False")
+# An IDE's run console under a pasted log (PyCharm, CLion): `Process finished with exit code 1`,
+# `... exit code 137 (interrupted by signal 9: SIGKILL)`; 0 is the end (`finished.py`)
+_IDE_EXIT = re.compile(
+    r"^Process finished with exit code (?P<code>-?\d{1,9})(?: \(interrupted by signal \d{1,3}: (?P<sig>SIG[A-Z]{2,8})\))?\s*$"
+)
 _EXIT_CODE = re.compile(r"-?[0-9]{1,18}").fullmatch
 _CRASH_ECHO_LINES = 20  # a loop's `stopping training` and the exit that follows are one crash
 
@@ -229,7 +234,15 @@ class Failures:
         self._last_crash = line_no
 
     def exit_note(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
-        """IPython's note on `sys.exit()` and the `SystemExit: 1` after it: a crash unless the code is 0."""
+        """IPython's note on `sys.exit()` and the `SystemExit: 1` after it: a crash unless the code is 0;
+        an IDE's `Process finished with exit code N` likewise (a signal when it names one)."""
+        ide = _IDE_EXIT.match(body) if body.startswith("Process finished") else None
+        if ide is not None:
+            if ide.group("sig"):
+                out.event("signal", "error", body, {"signal": ide.group("sig")}, rank=rank, line=line.no)
+            elif ide.group("code") != "0":
+                self.crash(body, {"exitcode": int(ide.group("code"))}, line.no, out, rank)
+            return ide.group("code") != "0"  # (0: the end, `finished.py`'s to report)
         if body == _IPYTHON_EXIT_NOTE:
             self._exit_note = line.no
             return True

@@ -33,7 +33,9 @@ _FINISHED = (
         "end_of_training",
         re.compile(
             r"^(?:[\W_]*|.*\b(?:INFO|Info)\b\W*(?:[\w$]+(?:\.[\w$]+)+ - )?)"  # (a logger's name: log4j's `a.b.Main - `)
-            r"(?:End of training|Training (?:is )?(?:finished|complete|completed|[Dd]one)|Finished [Tt]raining"
+            # (`Training Completed!!!` axolotl, `TRAINING COMPLETE`, `training complete`)
+            r"(?:End of training|(?:[Tt]raining|TRAINING) (?:is |IS )?(?:[Ff]inished|[Cc]omplete|[Cc]ompleted|[Dd]one"
+            r"|FINISHED|COMPLETE|COMPLETED|DONE)|Finished [Tt]raining"
             r"|Optimization [Ff]inished)"  # (pygcn and the GCN loops copied from it: `Optimization Finished!`)
             r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b)\s*[.!]*(?:\s|$)"
         ),
@@ -91,6 +93,8 @@ _FINISHED = (
     # run ended there either way). Not detectron2's `Total training time: 0:01:15 (0:00:08 on hooks)`: its
     # hooks print it in a `finally`, after an exception too.
     ("timm", re.compile(r"^\*\*\* Best metric: [-\d.eE+]+ \(epoch \d{1,9}\)\s*$")),
+    # an IDE's run console under a pasted log: `Process finished with exit code 0` (other codes: `failures.py`)
+    ("ide", re.compile(r"^Process finished with exit code 0\s*$")),
     # dlib's examples: `done training` alone on its line
     ("dlib", re.compile(r"^\W*done training\s*[.!]*$")),
     # keras-rl's `fit` and `test` when their loop returns: `done, took 304.161 seconds`
