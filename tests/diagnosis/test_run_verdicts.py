@@ -280,3 +280,16 @@ def test_the_end_is_said_in_the_trainers_words_without_its_logging_prefix(tmp_pa
     data = _summary(_copy(src, tmp_path / "fairseq.log"))
     assert data["status"] == "finished"
     assert data["reason"] == "done training in 8354.1 seconds (step 20)"
+
+
+def test_reports_that_number_no_steps_are_training(tmp_path: Path) -> None:
+    # HF Trainer's dicts: a loss a line, no step number; the verdict is no `unknown` "no step recognised"
+    src = tmp_path / "hf.src"
+    src.write_text(
+        "".join(f"{{'loss': {2 - i / 10}, 'learning_rate': 5e-05, 'epoch': {i / 10}}}\n" for i in range(1, 4))
+    )
+    old = _summary(_copy(src, tmp_path / "old.log"))
+    assert old["status"] == "stalled", old["reason"]
+    assert old["reason"] == "no report for 1.0h (3 reports read; the log numbers no steps) and no end marker"
+    fresh = _summary(_copy(src, tmp_path / "fresh.log", age_s=5))
+    assert fresh["status"] == "running", fresh["reason"]

@@ -334,6 +334,22 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
         if ended is not None:
             ranks = _with_inherited(per_rank, noted, "finished", set())
             return RunStatus("finished", ended[0], ranks, cause=ended[1], **common)
+        reported = sum(store.step_records.values())
+        if not step_keys and reported:
+            # reports that number no steps (HF Trainer's dicts, Vowpal Wabbit's rows, CNTK's epochs): training
+            # was recognised; the age of the last write says whether it goes on
+            what = f"{reported} report{'s' if reported > 1 else ''} read; the log numbers no steps"
+            limit = stall_after if stall_after is not None else NO_CADENCE_STALL_S
+            if math.isnan(write_age_s) or write_age_s <= limit:
+                reason = what + (f", last write {fmt_age(write_age_s)}" if not math.isnan(write_age_s) else "")
+                ranks = _with_inherited([], noted, "running", set())
+                return RunStatus("running", reason, ranks, cause=what, **common)
+            said = f"no new report ({what}) and no end marker"
+            reason = f"no report for {fmt_duration(write_age_s)} ({what}) and no end marker"
+            if write_age_s > OLD_LOG_S:
+                said = reason = _ended_long_ago(store, None).replace("before any step", "after its last report")
+            ranks = _with_inherited([], noted, "stalled", set())
+            return RunStatus("stalled", reason, ranks, cause=said, **common)
         if not step_keys:
             lines = sum(st.lines for st in store.sources.values())
             reason = f"no training step recognised in {lines} lines" if lines else "nothing read yet"
