@@ -182,7 +182,8 @@ class _Template:
     counts_run: bool | None = None  # its `Step [n/M]` beside `Epoch [e/E]` counts the run (`_counts_the_run`)
     per_epoch: bool = False  # its step counter printed the same value in every epoch: the epoch counts
     clock: list[tuple[int, float]] = field(default_factory=list)  # its last (step, step time) pairs
-    elapsed: bool | None = None  # its `step time` is the run's clock (`_Clock`); None: not known yet
+    elapsed: bool | None = None  # its `step time` is the run's clock (`_is_clock`); None: not known yet
+    clock_looks: int = 0  # the prints looked at for a clock
 
 
 # A "step time" that is the run's clock: every print larger, by what the steps between took, and about
@@ -195,6 +196,10 @@ class _Template:
 # `step_time_s` for good.
 _CLOCK_RATIO = 1.25
 _CLOCK_POINTS = 4
+# Prints looked at before the figure is taken for a step time for good (the lookups stop: a clock's start-up
+# offset makes its value over its step run above its pace for the first prints, 50 of them for a minute's
+# start-up at half a second a step printed every 10 steps)
+_CLOCK_LOOKS = 256
 
 
 def _near(a: float, b: float) -> bool:
@@ -308,22 +313,33 @@ def _evaluation_only(metrics: dict[str, float]) -> bool:
     return bool(names) and all(n.startswith("eval_") for n in names)
 
 
-def _clock_time(template: _Template, reports: list[dict[str, float]], steps: list[int]) -> None:
-    """Rename a clock's `step_time_s` to `elapsed_s` in the reports about to go out (in place)."""
-    for metrics, step in zip(reports, steps, strict=True):
-        value = metrics.get("step_time_s")
-        if value is None:
-            continue
-        template.clock.append((step, value))
-        del template.clock[:-_CLOCK_POINTS]
-        if template.elapsed is None and len(template.clock) == _CLOCK_POINTS and _is_clock(template.clock):
+def _clock_time(template: _Template, metrics: dict[str, float], step: int) -> None:
+    """Rename a clock's `step_time_s` to `elapsed_s` in a report about to go out (in place)."""
+    value = metrics.get("step_time_s")
+    if value is None:
+        return
+    clock = template.clock
+    if template.elapsed is None:
+        template.clock_looks += 1
+        if template.clock_looks > _CLOCK_LOOKS:
+            template.elapsed = False  # (a step time: the shape's first prints would have shown a clock)
+            clock.clear()
+            return
+        clock.append((step, value))
+        if len(clock) > _CLOCK_POINTS:
+            del clock[0]
+        if len(clock) == _CLOCK_POINTS and _is_clock(clock):
             template.elapsed = True
-        elif template.elapsed and value < template.clock[-2][1]:
+    elif template.elapsed:
+        if value < clock[-1][1]:
             # (a clock never goes back: a step time it is from here on; a clock may rise more than its
             # pace between two prints, an evaluation or a sample saved between them)
             template.elapsed = False
-        if template.elapsed:
-            metrics["elapsed_s"] = metrics.pop("step_time_s")
+            return
+        clock.append((step, value))
+        del clock[0]
+    if template.elapsed:
+        metrics["elapsed_s"] = metrics.pop("step_time_s")
 
 
 def _release(out: Emitter, held: list[_Held]) -> None:
@@ -732,7 +748,9 @@ class GenericParser(Parser):
     ) -> bool:
         """The shape is progress: the lines held before this one go out first, then this one's step."""
         if template.elapsed is not False:
-            _clock_time(template, [*(h.metrics for h in earlier), metrics], [*(h.step for h in earlier), step])
+            for h in earlier:
+                _clock_time(template, h.metrics, h.step)
+            _clock_time(template, metrics, step)
         if earlier:
             _release(out, earlier)
         template.held = []
