@@ -599,14 +599,19 @@ class GenericParser(Parser):
         """The step of the report a lone report at the end would be (`after_finish`), while it waits."""
         if self._last_step is not None:
             return None
-        steps = [
-            h.step
+        steps = [h.step for h in self._lone_candidates()]
+        return max(steps) if steps else None
+
+    def _lone_candidates(self) -> list[_Held]:
+        """The held reports that may be a run's one step report: a named step with a loss, of a shape never
+        confirmed as progress."""
+        return [
+            h
             for shape, template in self._templates.items()
             if not template.confirmed and not shape.startswith("header ")
             for h in template.held
             if h.named and "loss" in h.metrics
         ]
-        return max(steps) if steps else None
 
     def after_finish(self, out: Emitter) -> None:
         """A run that printed one step report, and no other step the source read from any format
@@ -615,13 +620,7 @@ class GenericParser(Parser):
         steps is a summary (`Best model at step 3000, loss 1.2`), not a step going back."""
         if out.last_step() is not None:
             return
-        lone = [
-            h
-            for shape, template in self._templates.items()
-            if not template.confirmed and not shape.startswith("header ")
-            for h in template.held
-            if h.named and "loss" in h.metrics
-        ]
+        lone = self._lone_candidates()
         # (the same line, at the same stamped time, from every node: torchtitan under `srun -l` prints rank 0's
         # once per node; without a stamp, a line repeated is a counter that does not move)
         same = len({(h.step, h.time, tuple(sorted(h.metrics.items()))) for h in lone}) == 1
