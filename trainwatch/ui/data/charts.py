@@ -93,6 +93,18 @@ def series_restart(s: Series) -> int:
     return index
 
 
+def clock_pace_series(clock: Series, capacity: int) -> Series:
+    """The step time a printed clock says (`elapsed_s`, seconds since the run began): its rise per step
+    between two prints, charted where a step time would be. The generic reader takes a clock's first prints
+    for step times until it knows (`parsers/formats/generic._clock_time`): those are not charted."""
+    pace = Series(capacity)
+    steps, values, times = clock.steps, clock.values, clock.times
+    for i in range(1, len(steps)):
+        if steps[i] > steps[i - 1] and values[i] >= values[i - 1]:
+            pace.append(steps[i], (values[i] - values[i - 1]) / (steps[i] - steps[i - 1]), times[i])
+    return pace
+
+
 def chart_traces(
     store: Store, name: str, *, last_n: int | None, wall_time: bool, overlaid: bool = True
 ) -> tuple[list[Trace], bool]:
@@ -110,6 +122,10 @@ def chart_traces(
             many = needs_source(found, hosts)
             for key in sorted(found, key=key_order):
                 s = found[key]
+                if drawn == "step_time_s":
+                    clock = store.series.get(key.series_key("metric", "elapsed_s"))
+                    if clock is not None and len(clock) >= 2 and s.steps[-1] <= clock.steps[0]:
+                        s = clock_pace_series(clock, store.capacity)  # (`clock_pace_series`)
                 cut = series_restart(s) if relaunched(store, key) else 0
                 restart = s.steps[cut] if cut else None
                 first = max(cut, len(s.steps) - last_n) if last_n else cut
