@@ -772,3 +772,18 @@ def test_an_ides_exit_code_under_a_pasted_log() -> None:
     )
     assert killed.data["signal"] == "SIGKILL"
     assert events(feed([*lines, "Process finished with exit code 1"]), "finished") == []
+
+
+def test_ran_out_of_memory_is_an_oom_only_when_the_loop_says_it_went_on() -> None:
+    base = ["step 1 loss 2.0", "step 2 loss 1.9"]
+    (retry,) = events(feed([*base, "batch size 64 ran out of memory, retrying with batch size 32"]), "oom")
+    assert retry.severity == "warning"
+    assert events(feed([*base, "if the GPU ran out of memory, lower --batch-size"]), "oom") == []
+    assert events(feed([*base, "(none ran out of memory)"]), "oom") == []
+
+
+def test_a_stage_of_training_complete_is_no_end_and_a_date_no_step() -> None:
+    stage = "Training complete (stage 1 of 3): switching to fine-tuning"
+    assert events(feed(["step 1 loss 2.0", "step 2 loss 1.9", stage]), "finished") == []
+    (save,) = events(feed(["Saving model to runs/model_20240501.pt"], [EventsParser()]), "checkpoint")
+    assert save.step is None

@@ -153,3 +153,9 @@ def test_step_times_that_rise_by_chance_stay_step_times() -> None:
     pyiqa = [(1100, 1.758), (1200, 1.886), (1300, 2.047), (1400, 2.023)]
     lines = [f"[epoch: 1, iter: {i:,}, lr:(2.7e-05,)] [time (data): {t} (0.52)] l_mos: 8.4e-04" for i, t in pyiqa]
     assert all("elapsed_s" not in s.metrics for s in steps(feed(lines)))
+
+
+def test_a_step_time_that_grows_with_the_step_stays_a_step_time() -> None:
+    # a leak: `time/step` rising linearly with the step looks like a clock by its numbers; its label says not
+    lines = [f"step {s} | loss {2 - s / 1e4:.3f} | time/step {0.004 * s + 0.02:.3f}s" for s in range(50, 2050, 50)]
+    assert all("elapsed_s" not in s.metrics for s in steps(feed(lines)))

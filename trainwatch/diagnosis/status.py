@@ -215,6 +215,13 @@ LOGGER_PREFIX = re.compile(r"^(?:WARNING|ERROR|INFO|CRITICAL|DEBUG):[\w.]+:\s*")
 BRACKET_PREFIX = re.compile(r"^(?:\[[^\]]*\]:?\s*)+")  # `[2022-09-08 12:07:13,642] [INFO] [launch.py:318:main] `
 
 
+def _report_gap_s(store: Store) -> float:
+    """The longest wait between the last two reports a stream delivered (as they arrived): reports that
+    number no steps may come further and further apart (Vowpal Wabbit prints at doubling example counts)."""
+    gaps = [obs[-1].seen - obs[-2].seen for obs in store.observations.values() if len(obs) >= 2]
+    return max(gaps, default=0.0)
+
+
 def _after_prefix(text: str) -> str:
     """The end marker's words without its logging prefix (fairseq's `2023-05-01 10:00:00 | INFO | fairseq_cli.train | `)."""
     return text[prefix_end(text) :]
@@ -339,7 +346,7 @@ def run_status(store: Store, now: float | None = None, stall_after: float | None
             # reports that number no steps (HF Trainer's dicts, Vowpal Wabbit's rows, CNTK's epochs): training
             # was recognised; the age of the last write says whether it goes on
             what = f"{reported} report{'s' if reported > 1 else ''} read; the log numbers no steps"
-            limit = stall_after if stall_after is not None else NO_CADENCE_STALL_S
+            limit = stall_after if stall_after is not None else max(NO_CADENCE_STALL_S, 3 * _report_gap_s(store))
             if math.isnan(write_age_s) or write_age_s <= limit:
                 reason = what + (f", last write {fmt_age(write_age_s)}" if not math.isnan(write_age_s) else "")
                 ranks = _with_inherited([], noted, "running", set())

@@ -285,6 +285,16 @@ class Reading:
     epoch_total: int | None = None  # `Epoch 3/10`
     evaluating: bool = False  # the counter follows `val`/`eval`/`test`: evaluation batches
     step_global: bool = False  # the step counter's name says it counts the whole run (`global_step`, `total step`)
+    # its step time has no label or a clock's (`2137.9s`, `time: 299.84`, `7887 sec`), not a per-step one
+    # (`time/step`, `s/it`, `batch_time`): it may be the run's clock (`generic._clock_time`)
+    clock_ok: bool = False
+
+
+# Labels a run's clock is printed under as well as a step time: what the number is, the reader tells from
+# how it moves (`generic._clock_time`); `time/step`, `s/it`, `batch_time` say a step's own time.
+_CLOCK_LABELS = frozenset(
+    {"time", "elapsed", "elapsed time", "wall", "wall time", "walltime", "sec", "secs", "seconds"}
+)
 
 
 def prefix_end(text: str) -> int:
@@ -742,6 +752,7 @@ def read_fields(text: str) -> Reading | None:
     counted_ends: list[tuple[int, int]] = []  # spans of values used as counters
     it_per_s: float | None = None
     plain_time = False  # the step time came from a bare `time` with a unit
+    step_time_key: str | None = None  # the label the step time was printed under
     listed: set[str] = set()  # names whose value is the first of a printed list
     bare_time: float | None = None  # a duration with no label: the step time if nothing else says
     evaluating = False
@@ -927,6 +938,8 @@ def read_fields(text: str) -> Reading | None:
             continue
         if name == "step_time_s" and key is not None and key.lower() == "time" and unit is not None:
             plain_time = True  # (a bare `time: 50s`: maybe the logging interval's, which a rate corrects)
+        if name == "step_time_s" and name not in metrics:
+            step_time_key = key
         if (
             name not in metrics
             and text[max(lo, start - 2) : start].strip()[-1:] in ("[", "(")
@@ -970,9 +983,11 @@ def read_fields(text: str) -> Reading | None:
             # against its total, over a `batch` with none (a batch size)
             inner, inner_total = int(lead.group("n")), int(lead.group("m"))
             evaluating = EVAL_WORD.search(text, lo, lead.start()) is not None
+    clock_ok = step_time_key is not None and step_time_key.strip().lower() in _CLOCK_LABELS
     if "step_time_s" not in metrics:
         if bare_time is not None:
             metrics["step_time_s"] = bare_time
+            clock_ok = True
         elif it_per_s and it_per_s > 0:
             metrics["step_time_s"] = 1.0 / it_per_s
     elif plain_time and it_per_s and it_per_s > 0 and metrics["step_time_s"] * it_per_s > 1.5:
@@ -1033,4 +1048,5 @@ def read_fields(text: str) -> Reading | None:
         epoch_total=epoch_total,
         evaluating=evaluating,
         step_global=step_rank == 2,
+        clock_ok=clock_ok and "step_time_s" in metrics,
     )

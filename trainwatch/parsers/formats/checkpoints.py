@@ -95,7 +95,7 @@ _CKPT_PATTERNS = (
     re.compile(
         # (anchored, with the best a lookahead: one start per line, not one `.*` per word)
         r"^(?=.*?\b(?:[Nn]ew [Bb]est|[Bb]est|BEST|[Ii]mproved?)\b).*(?:→|->|=>)\s*(?:(?:the\s+)?(?:model|checkpoint|weights)\s+)?"
-        r"[Ss]aved\s*[.!]*\s*$"
+        r"[Ss]aved[\s.!]*$"
     ),
     # TF's `Saving checkpoint for epoch 5 at ./checkpoints/train/ckpt-1` is above; a bare file:
     # `Saving ./log/2024-11-15_10-24-32/000000097.pth`
@@ -126,7 +126,7 @@ _CKPT_STEP = re.compile(r"^\s*\[?(?:Iter|Iteration|Step|iter|iteration|step|ITER
 # `state_step002000.pt`; tensorpack's `model-8000` and d3rlpy's `model_5000.d3` (a model's number of three
 # digits or more: icefall's `bad-model-2.pt` is rank 2's). Not `epoch_3.pth`: an epoch is no step.
 _STEP_OF_FILE = re.compile(
-    r"(?:^|[^A-Za-z])(?:(?:ckpt|checkpoint|step|iter|iteration|global_step)[-_.]?(\d{1,18})|model[-_.]?(\d{3,18}))"
+    r"(?:^|[^A-Za-z])(?:(?:ckpt|checkpoint|step|iter|iteration|global_step)[-_.]?(\d{1,18})|model[-_.]?(\d{3,7}))(?!\d)"
     r"(?:\.[A-Za-z]\w{0,15})?/?$",
     re.I,
 )

@@ -81,11 +81,11 @@ _OOM = re.compile(
     r"|cuda runtime error \(2\) ?: out of memory"  # PyTorch <= 0.4 (THC)
     r"|\bOOM when allocating tensor"  # TensorFlow's ResourceExhaustedError
     r"|RESOURCE_EXHAUSTED: Out of memory"  # XLA (JAX, TF, torch_xla)
-    # a loop that catches it and goes on: fairseq `| WARNING: ran out of memory, skipping batch`, GPT2-Chinese
-    r"|\b[Rr]an out of memory\b"
 )
-# An OOM the loop caught and went on from (it skips the batch): a warning, not an error
-_CAUGHT_OOM = re.compile(r"\bWARNING\b.{0,80}\b[Rr]an out of memory|\b[Rr]an out of memory\b.{0,200}\bskipp")
+# An OOM the loop caught and went on from (it skips the batch, retries smaller): a warning, not an error.
+# fairseq `| WARNING: ran out of memory, skipping batch`, GPT2-Chinese `WARNING: ran out of memory`,
+# `batch size 64 ran out of memory, retrying with batch size 32` (not `if the GPU ran out of memory, ...`)
+_CAUGHT_OOM = re.compile(r"\bWARNING\b.{0,80}\b[Rr]an out of memory|\b[Rr]an out of memory\b.{0,200}\b(?:skipp|retry)")
 _OOM_REQUEST = re.compile(r"Tried to allocate ([\d.]+ ?[KMGT]i?B)")
 _OOM_GPU = re.compile(r"\bGPU (\d{1,18}(?!\d))")
 
@@ -161,7 +161,7 @@ class Failures:
 
     def line(self, body: str, line: Line, out: Emitter, rank: int | None) -> bool:
         """A single line that is an OOM, an NCCL failure or a signal (True), or none of them."""
-        if _OOM.search(body):
+        if _OOM.search(body) or ("an out of memory" in body and _CAUGHT_OOM.search(body)):
             return self.oom(body, line, out, rank)
         if ("oom-kill" in body or "oom_kill" in body) and _SLURM_OOM.search(body):
             return self.oom(body, line, out, rank)

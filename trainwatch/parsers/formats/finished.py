@@ -37,7 +37,9 @@ _FINISHED = (
             r"(?:End of training|(?:[Tt]raining|TRAINING) (?:is |IS )?(?:[Ff]inished|[Cc]omplete|[Cc]ompleted|[Dd]one"
             r"|FINISHED|COMPLETE|COMPLETED|DONE)|Finished [Tt]raining"
             r"|Optimization [Ff]inished)"  # (pygcn and the GCN loops copied from it: `Optimization Finished!`)
-            r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b)\s*[.!]*(?:\s|$)"
+            # (nor a stage's: `Training complete (stage 1 of 3): switching to fine-tuning`)
+            r"(?!\s+(?:iteration|iter|it|epoch|step|batch|after)\b|\s*\((?:stage|phase|part|step|fold|round)\b)"
+            r"\s*[.!]*(?:\s|$)"
         ),
     ),
     # PyTorch's fine-tuning tutorial, copied into many loops: `Training complete in 2m 30s`, and with the

@@ -671,6 +671,8 @@ class GenericParser(Parser):
                 self._templates.popitem(last=False)
         else:
             self._templates.move_to_end(key)
+        if template.elapsed is None and not reading.clock_ok:
+            template.elapsed = False  # (its step time's label says per step, `time/step`: never a clock)
         epoch_only = reading.step is None and reading.inner is None
         if epoch_only and self._batch_counted:
             # `Epoch[0] Time cost=28.650` between `Epoch[0] Batch [900] ...` lines: a summary of the
