@@ -6,10 +6,9 @@ outliers (the first step, an eval pause, a checkpoint save) that must not move a
 
 from __future__ import annotations
 
-import itertools
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from trainwatch.store.series import Series
 
@@ -89,10 +88,17 @@ def pace_s(series: Series | None) -> float:
     return median(recent_values(series, PACE_WINDOW))
 
 
+def clock_rises(steps: Sequence[float], values: Sequence[float]) -> Iterator[tuple[int, float]]:
+    """(index, rise per step) of each print of a clock (`elapsed_s`, seconds since the run began) over
+    the print before it: the step time it says. A clock that went back (a restart) says none there."""
+    for i in range(1, len(steps)):
+        if steps[i] > steps[i - 1] and values[i] >= values[i - 1]:
+            yield i, (values[i] - values[i - 1]) / (steps[i] - steps[i - 1])
+
+
 def clock_pace_s(series: Series | None) -> float:
-    """The pace a printed clock says (`elapsed_s`, seconds since the run began): the median of its
-    rises over the steps between two prints, in the recent window; nan with fewer than two prints."""
+    """The pace a printed clock says: the median of its rises per step in the recent window; nan with
+    fewer than two prints."""
     steps, values = recent(series, PACE_WINDOW, skip_warmup=False)
-    points = list(zip(steps, values, strict=True))
-    rates = [(v1 - v0) / (s1 - s0) for (s0, v0), (s1, v1) in itertools.pairwise(points) if s1 > s0 and v1 >= v0]
+    rates = [rate for _i, rate in clock_rises(steps, values)]
     return median(rates) if rates else math.nan

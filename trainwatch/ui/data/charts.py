@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import gt
 
+from trainwatch.diagnosis.window import clock_rises
 from trainwatch.store.blocks import Blocks
 from trainwatch.store.series import Series
 from trainwatch.store.store import RankKey, Store, key_order
@@ -98,10 +99,8 @@ def clock_pace_series(clock: Series, capacity: int) -> Series:
     between two prints, charted where a step time would be. The generic reader takes a clock's first prints
     for step times until it knows (`parsers/formats/generic._clock_time`): those are not charted."""
     pace = Series(capacity)
-    steps, values, times = clock.steps, clock.values, clock.times
-    for i in range(1, len(steps)):
-        if steps[i] > steps[i - 1] and values[i] >= values[i - 1]:
-            pace.append(steps[i], (values[i] - values[i - 1]) / (steps[i] - steps[i - 1]), times[i])
+    for i, rate in clock_rises(clock.steps, clock.values):
+        pace.append(clock.steps[i], rate, clock.times[i])
     return pace
 
 
