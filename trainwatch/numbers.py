@@ -18,7 +18,9 @@ _NUM = re.compile(
     re.X,
 )
 # A printed number as a pattern's text (for formats' own line patterns; parse it with `parse_number`).
-NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
+# (the integer part and the fraction one way only: `\d+\.?\d*` split a run of 20,000 digits every way
+# before a pattern around it failed, seconds a line)
+NUMBER = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)"
 _PLAIN = re.compile(r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?").fullmatch
 _SPECIAL = {
     "nan": math.nan,

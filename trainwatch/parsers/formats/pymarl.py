@@ -19,7 +19,7 @@ import re
 
 from trainwatch.lines.assembler import Line
 from trainwatch.names import snake
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _HEADER = re.compile(r"\bRecent Stats \| t_env:\s*(?P<t>\d{1,15}) \| Episode:\s*(?P<episode>\d{1,15})\s*$")
@@ -29,11 +29,9 @@ _TIME_LEFT = re.compile(
     r"\bEstimated time left: (?:(?P<d>\d{1,6}) days?, )?(?:(?P<h>\d{1,2}) hours?, )?(?:(?P<m>\d{1,2}) minutes?, )?"
     r"(?P<s>\d{1,2}(?:\.\d+)?) seconds?\b"
 )
-# (a number one way only: NUMBER's `\d+\.?\d*` splits a run of 20,000 digits every way before a row fails)
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)"
 # (tab-separated as PyMARL prints them; a pasted log has spaces)
-_PAIR = re.compile(rf"(?P<name>[A-Za-z_][\w/.-]{{0,80}}):\s+(?P<value>{_NUM})(?=\s|$)")
-_ROW = re.compile(rf"^(?:\s*[A-Za-z_][\w/.-]{{0,80}}:[ \t]+{_NUM}(?=\s|$))+\s*$")
+_PAIR = re.compile(rf"(?P<name>[A-Za-z_][\w/.-]{{0,80}}):\s+(?P<value>{NUMBER})(?=\s|$)")
+_ROW = re.compile(rf"^(?:\s*[A-Za-z_][\w/.-]{{0,80}}:[ \t]+{NUMBER}(?=\s|$))+\s*$")
 _MAX_ROWS = 64  # rows a block may have (the stats a run logs)
 
 

@@ -22,15 +22,13 @@ from __future__ import annotations
 import re
 
 from trainwatch.lines.assembler import Line
-from trainwatch.numbers import parse_number
+from trainwatch.numbers import NUMBER, parse_number
 from trainwatch.parsers.base import Emitter, Parser, Sample
 
 _HEADER_1 = re.compile(r"^\s*average\s+since\s+example\s+example\s+current\s+current\s+current(?:\s+current)?\s*$")
 _HEADER_2 = re.compile(r"^\s*loss\s+last\s+counter\s+weight\s+label\s+predict\s+features(?:\s+pass)?\s*$")
-# (a number one way only: NUMBER's `\d+\.?\d*` splits a run of 20,000 digits every way before a row fails)
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan|inf)"
 _ROW = re.compile(
-    rf"^\s*(?P<avg>{_NUM})\s+(?P<since>{_NUM})\s+(?P<count>\d{{1,18}})\s+(?P<weight>{_NUM})"
+    rf"^\s*(?P<avg>{NUMBER})\s+(?P<since>{NUMBER})\s+(?P<count>\d{{1,18}})\s+(?P<weight>{NUMBER})"
     rf"\s+\S+\s+\S+\s+(?P<features>\d{{1,12}})(?:\s+(?P<pass>\d{{1,9}}))?(?:\s+(?P<h>h))?\s*$"
 )
 _FINISHED = re.compile(r"^\s*finished run\s*$")
